@@ -1,0 +1,97 @@
+//! The database interface every stack's store implements (sqlx async, diesel blocking).
+//!
+//! One method per route, one pooled connection per call (checked out once, not once per
+//! statement), every statement exactly as SPEC §3 describes. The request handlers are
+//! written once against this trait, so the only thing that differs between a sqlx stack and
+//! a diesel stack is the implementation behind it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::checkout::NewCheckout;
+use crate::error::Error;
+use crate::model::{AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem};
+
+/// Pool settings shared by every store, recorded in results so parity can be checked.
+///
+/// Parity rules of SPEC §1: min = max = `max_connections`, every connection opened before
+/// the store is returned, no liveness check on checkout, prepared-statement caching on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// `postgres://user:password@host:port/database`.
+    pub database_url: String,
+    /// Connections opened at start and kept open (min = max).
+    pub max_connections: u32,
+    /// How long a request waits for a free connection before answering 503.
+    pub acquire_timeout: Duration,
+}
+
+/// The queries of SPEC §3 over a connection pool.
+///
+/// Implementations map their driver's errors into [`Error`]: failing to get or keep a
+/// connection is [`Error::DbUnavailable`], anything else [`Error::Internal`].
+pub trait Store: Clone + Send + Sync + Sized + 'static {
+    /// The database access tag of small-json (`"sqlx"`, `"diesel"`).
+    const ACCESS: &'static str;
+
+    /// Opens the pool with every connection established.
+    fn open(settings: &PoolSettings) -> impl Future<Output = Result<Self, OpenError>> + Send;
+
+    /// Closes every connection; called once when the server stops.
+    fn close(&self) -> impl Future<Output = ()> + Send;
+
+    /// `SELECT 1`.
+    fn ping(&self) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// One book with its author, `None` if the id does not exist.
+    fn book(&self, id: i64) -> impl Future<Output = Result<Option<BookDetail>, Error>> + Send;
+
+    /// The first `limit` books by id.
+    fn books(&self, limit: i64) -> impl Future<Output = Result<Vec<BookSummary>, Error>> + Send;
+
+    /// Books whose title or author name matches `pattern` (`ILIKE … ESCAPE '\'`), by id.
+    fn search_books(
+        &self,
+        pattern: &str,
+        limit: i64,
+    ) -> impl Future<Output = Result<Vec<BookSummary>, Error>> + Send;
+
+    /// The first `limit` books by id with description, for large-json.
+    fn large_items(&self, limit: i64)
+    -> impl Future<Output = Result<Vec<LargeItem>, Error>> + Send;
+
+    /// Authors joined to books, grouped, ordered by book count desc then author id, in one
+    /// statement.
+    fn author_inventory(
+        &self,
+        limit: i64,
+    ) -> impl Future<Output = Result<Vec<AuthorInventory>, Error>> + Send;
+
+    /// The checkout transaction: `SELECT stock … FOR UPDATE` → `UPDATE` → `INSERT … RETURNING`
+    /// → `COMMIT`. Unknown book is [`Error::BookNotFound`], too little stock
+    /// [`Error::OutOfStock`]; both roll back.
+    fn checkout(
+        &self,
+        order: NewCheckout,
+    ) -> impl Future<Output = Result<CheckoutResponse, Error>> + Send;
+}
+
+/// Why a store could not be opened; the message names the setting to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The database URL does not parse.
+    #[error("invalid --database-url/DATABASE_URL: {0}")]
+    InvalidUrl(String),
+    /// The database could not be reached or refused the connection.
+    #[error(
+        "cannot open {connections} connection(s) to the database at {target} (--database-url/DATABASE_URL): {reason}"
+    )]
+    Connect {
+        /// `host:port/database`, without credentials.
+        target: String,
+        /// Connections the pool was asked to open.
+        connections: u32,
+        /// The driver's reason.
+        reason: String,
+    },
+}
