@@ -14,6 +14,7 @@ pub mod datetime;
 pub mod error;
 pub mod model;
 pub mod params;
+pub mod sql;
 pub mod store;
 
 pub use error::Error;

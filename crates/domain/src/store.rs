@@ -76,6 +76,20 @@ pub trait Store: Clone + Send + Sync + Sized + 'static {
     ) -> impl Future<Output = Result<CheckoutResponse, Error>> + Send;
 }
 
+impl PoolSettings {
+    /// Checks what can be checked without connecting: a `postgres://` or `postgresql://`
+    /// URL (drivers accept other schemes silently and then fail far from the cause).
+    pub fn check(&self) -> Result<(), OpenError> {
+        let url = self.database_url.trim();
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(OpenError::InvalidUrl(
+                "must start with postgres:// or postgresql://".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Why a store could not be opened; the message names the setting to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
@@ -94,4 +108,27 @@ pub enum OpenError {
         /// The driver's reason.
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(url: &str) -> PoolSettings {
+        PoolSettings {
+            database_url: url.into(),
+            max_connections: 1,
+            acquire_timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn only_postgres_urls_pass_the_check() {
+        assert!(settings("postgres://u@h/db").check().is_ok());
+        assert!(settings("postgresql://u@h:5/db").check().is_ok());
+        for bad in ["mysql://u@h/db", "", "h:5432/db"] {
+            let message = settings(bad).check().unwrap_err().to_string();
+            assert!(message.starts_with("invalid --database-url/DATABASE_URL"), "{message}");
+        }
+    }
 }

@@ -1,0 +1,184 @@
+//! What every server's `main` does: read and validate the configuration, set up logging,
+//! bind the listener, serve until SIGINT/SIGTERM, and report failure as one line.
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::net::TcpListener;
+use std::pin::Pin;
+use std::process::ExitCode;
+
+use clap::{Args, Command, FromArgMatches};
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{BlockingArgs, ServerArgs, ServerConfig};
+use crate::handlers::Identity;
+
+/// The future that tells a server to stop accepting and drain.
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A server's entry point: serve on an already bound listener until `shutdown` completes.
+/// Tests bind `127.0.0.1:0` and call it directly.
+pub type ServeFn = fn(TcpListener, ServerConfig, Shutdown) -> anyhow::Result<()>;
+
+/// Whether a stack runs its database calls on a blocking thread pool (and so accepts
+/// `--blocking-threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbCalls {
+    /// The store is async; no blocking pool.
+    Async,
+    /// The store blocks; calls are handed to a thread pool.
+    Blocking,
+}
+
+/// Runs a server binary: `main` of every stack is a call to this.
+pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
+    let config = match parse_config(&identity, db_calls, std::env::args_os()) {
+        Ok(config) => config,
+        Err(error) if !error.use_stderr() => {
+            // --help, --version
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("{}: {}", identity.service, one_line(&error));
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing();
+    let result = TcpListener::bind(config.bind)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {} (--bind/BIND): {e}", config.bind))
+        .and_then(|listener| {
+            tracing::info!(
+                service = identity.service,
+                bind = %config.bind,
+                workers = config.workers,
+                pool_max = config.pool.max_connections,
+                blocking_threads = ?config.blocking_threads,
+                "starting"
+            );
+            serve(listener, config, Box::pin(shutdown_signal()))
+        });
+    match result {
+        Ok(()) => {
+            tracing::info!(service = identity.service, "stopped");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{}: {error:#}", identity.service);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Parses `args` into the stack's typed configuration.
+pub fn parse_config(
+    identity: &Identity,
+    db_calls: DbCalls,
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<ServerConfig, clap::Error> {
+    let mut command = ServerArgs::augment_args(
+        Command::new(identity.service)
+            .about(format!("The {} stack of the bookstore benchmark.", identity.service))
+            .version(env!("CARGO_PKG_VERSION")),
+    );
+    if db_calls == DbCalls::Blocking {
+        command = BlockingArgs::augment_args(command);
+    }
+    let matches = command.try_get_matches_from(args)?;
+    let server = ServerArgs::from_arg_matches(&matches)?;
+    let blocking = match db_calls {
+        DbCalls::Blocking => Some(BlockingArgs::from_arg_matches(&matches)?),
+        DbCalls::Async => None,
+    };
+    Ok(ServerConfig::new(identity, server, blocking))
+}
+
+/// clap's message without the usage advice, on one line: it names the flag and the problem.
+fn one_line(error: &clap::Error) -> String {
+    let rendered = error.to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.is_empty() && !line.starts_with("Usage:"))
+        .collect();
+    message.join(" ").trim_start_matches("error: ").to_owned()
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`: start-up, shutdown and errors;
+/// nothing per request).
+pub fn init_tracing() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = match signal(SignalKind::terminate()) {
+        Ok(stream) => stream,
+        Err(error) => {
+            tracing::error!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the server");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+    tracing::info!("shutdown requested");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IDENTITY: Identity =
+        Identity { service: "axum-serde-sqlx", framework: "axum", default_port: 8081 };
+
+    fn args(list: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("axum-serde-sqlx").chain(list.iter().copied()).map(Into::into).collect()
+    }
+
+    #[test]
+    fn configuration_errors_are_one_line_naming_the_flag() {
+        let missing =
+            parse_config(&IDENTITY, DbCalls::Async, args(&["--database-url"])).unwrap_err();
+        let message = one_line(&missing);
+        assert!(!message.contains('\n') && message.contains("--database-url"), "{message}");
+        let invalid = parse_config(
+            &IDENTITY,
+            DbCalls::Async,
+            args(&["--database-url=postgres://a@b/c", "--pool-max=0"]),
+        )
+        .unwrap_err();
+        let message = one_line(&invalid);
+        assert!(message.starts_with("invalid value '0' for '--pool-max"), "{message}");
+    }
+
+    #[test]
+    fn async_stacks_do_not_accept_blocking_threads() {
+        let error = parse_config(
+            &IDENTITY,
+            DbCalls::Async,
+            args(&["--database-url=postgres://a@b/c", "--blocking-threads=4"]),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("--blocking-threads"));
+    }
+
+    #[test]
+    fn blocking_stacks_default_to_one_thread_per_connection() {
+        let config = parse_config(
+            &IDENTITY,
+            DbCalls::Blocking,
+            args(&["--database-url=postgres://a@b/c", "--pool-max=12"]),
+        )
+        .unwrap();
+        assert_eq!(config.blocking_threads, Some(12));
+    }
+}

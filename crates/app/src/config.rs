@@ -1,0 +1,166 @@
+//! Server configuration (SPEC §1): flags with environment fallbacks, read once, validated
+//! once, then handed around as the typed [`ServerConfig`].
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use bookstore_domain::store::PoolSettings;
+use clap::Args;
+
+use crate::handlers::Identity;
+
+/// Flags every stack accepts.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Address to listen on [default: 127.0.0.1:<the stack's port>].
+    #[arg(long, env = "BIND")]
+    pub bind: Option<SocketAddr>,
+
+    /// PostgreSQL URL, postgres://user:password@host:port/database (the schema must exist).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+
+    /// Pool size: connections opened at start and kept (min = max).
+    #[arg(long, env = "DB_POOL_MAX", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pool_max: u32,
+
+    /// Runtime worker threads [default: number of CPUs].
+    #[arg(long, env = "WORKERS", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub workers: Option<u16>,
+
+    /// How long a request waits for a pooled connection before answering 503, in ms.
+    #[arg(long, env = "DB_ACQUIRE_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub acquire_timeout_ms: u64,
+}
+
+/// The extra flag of the stacks that run blocking database calls on a thread pool.
+#[derive(Debug, Clone, Args)]
+pub struct BlockingArgs {
+    /// Threads for blocking database calls [default: pool size, one per connection].
+    #[arg(long, env = "BLOCKING_THREADS", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub blocking_threads: Option<u16>,
+}
+
+/// The validated configuration a server runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// The pool.
+    pub pool: PoolSettings,
+    /// Runtime worker threads.
+    pub workers: usize,
+    /// Threads for blocking database calls; `None` for async stores.
+    pub blocking_threads: Option<usize>,
+}
+
+impl ServerConfig {
+    /// The typed configuration of `identity` from its flags.
+    pub fn new(identity: &Identity, args: ServerArgs, blocking: Option<BlockingArgs>) -> Self {
+        let workers = args.workers.map(usize::from).unwrap_or_else(cpus);
+        let pool_max = args.pool_max;
+        Self {
+            bind: args
+                .bind
+                .unwrap_or(SocketAddr::from((Ipv4Addr::LOCALHOST, identity.default_port))),
+            pool: PoolSettings {
+                database_url: args.database_url,
+                max_connections: pool_max,
+                acquire_timeout: Duration::from_millis(args.acquire_timeout_ms),
+            },
+            workers,
+            blocking_threads: blocking
+                .map(|b| b.blocking_threads.map(usize::from).unwrap_or(pool_max as usize)),
+        }
+    }
+
+    /// A configuration for tests: `database_url`, a small pool, two workers.
+    pub fn for_tests(identity: &Identity, database_url: &str) -> Self {
+        Self {
+            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, identity.default_port)),
+            pool: PoolSettings {
+                database_url: database_url.to_owned(),
+                max_connections: 4,
+                acquire_timeout: Duration::from_secs(2),
+            },
+            workers: 2,
+            blocking_threads: None,
+        }
+    }
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, FromArgMatches, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        server: ServerArgs,
+        #[command(flatten)]
+        blocking: BlockingArgs,
+    }
+
+    const IDENTITY: Identity = Identity { service: "s", framework: "f", default_port: 8081 };
+
+    /// Parses flags only: the environment of the machine running the tests must not count.
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        let command = Cli::command().mut_args(|arg| arg.env(clap::builder::Resettable::Reset));
+        let matches =
+            command.try_get_matches_from(std::iter::once("s").chain(args.iter().copied()))?;
+        Cli::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let cli = parse(&["--database-url", "postgres://x@y/z"]).unwrap();
+        let config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
+        assert_eq!(config.bind, "127.0.0.1:8081".parse().unwrap());
+        assert_eq!(config.pool.max_connections, 32);
+        assert_eq!(config.pool.acquire_timeout, Duration::from_secs(2));
+        assert_eq!(config.workers, cpus());
+        assert_eq!(config.blocking_threads, Some(32));
+    }
+
+    #[test]
+    fn flags_override_defaults() {
+        let cli = parse(&[
+            "--database-url=postgres://x@y/z",
+            "--bind=0.0.0.0:9000",
+            "--pool-max=8",
+            "--workers=3",
+            "--acquire-timeout-ms=500",
+            "--blocking-threads=16",
+        ])
+        .unwrap();
+        let config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
+        assert_eq!(config.bind, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!((config.pool.max_connections, config.workers), (8, 3));
+        assert_eq!(config.pool.acquire_timeout, Duration::from_millis(500));
+        assert_eq!(config.blocking_threads, Some(16));
+    }
+
+    #[test]
+    fn bad_values_are_rejected_naming_the_flag() {
+        for (args, flag) in [
+            (&["--database-url=postgres://x@y/z", "--pool-max=0"][..], "--pool-max"),
+            (&["--database-url=postgres://x@y/z", "--workers=0"][..], "--workers"),
+            (&["--database-url=postgres://x@y/z", "--bind=localhost"][..], "--bind"),
+            (
+                &["--database-url=postgres://x@y/z", "--acquire-timeout-ms=x"][..],
+                "--acquire-timeout-ms",
+            ),
+            (&[][..], "--database-url"),
+        ] {
+            let error =
+                parse(args).err().unwrap_or_else(|| panic!("{args:?} accepted")).to_string();
+            assert!(error.contains(flag), "{args:?}: {error}");
+        }
+    }
+}

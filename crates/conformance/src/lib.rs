@@ -1,0 +1,518 @@
+//! `bookstore-conformance`: one HTTP test suite for the contract, run against every stack.
+//!
+//! `cargo test -p bookstore-conformance` runs `tests/conformance`, where each behaviour is
+//! written once and expanded per stack by the `conformance!` macro (like ripgrep's
+//! `rgtest!`). This library holds what those tests share:
+//!
+//! - [`stacks`]: the stacks under test; a new stack is one constant here and one line in
+//!   the macro.
+//! - [`TestApp`]: a stack serving on `127.0.0.1:0` in this process, on its own runtime and
+//!   its own freshly cloned seeded database, stopped when dropped.
+//! - [`TestResponse`]: every response the client reads is checked for the contract's
+//!   `Content-Type: application/json` and a correct `Content-Length` before a test sees it.
+//! - [`expected`]: expected bodies computed from the seed's formulas, not from the database.
+//!
+//! Set `TEST_LOG=1` to see the servers' logs (filtered by `RUST_LOG`, default `info`).
+
+use std::net::SocketAddr;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bookstore_app::{DbCalls, Identity, ServeFn, ServerConfig};
+use bookstore_fixture::testing::{TestDatabase, seeded_database};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use hyper::{HeaderMap, Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use sqlx::{Connection, PgConnection};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A stack the suite runs against.
+#[derive(Debug, Clone, Copy)]
+pub struct Stack {
+    /// Its name, framework, port.
+    pub identity: Identity,
+    /// The `tags` its small-json must answer: framework, serializer, database access.
+    pub tags: [&'static str; 4],
+    /// Whether it needs `--blocking-threads`.
+    pub db_calls: DbCalls,
+    /// Its entry point.
+    pub serve: ServeFn,
+}
+
+/// The stacks under test.
+pub mod stacks {
+    use super::*;
+
+    /// axum + serde_json + sqlx.
+    pub const AXUM_SERDE_SQLX: Stack = Stack {
+        identity: axum_serde_sqlx::IDENTITY,
+        tags: ["axum", "serde_json", "sqlx", "benchmark"],
+        db_calls: DbCalls::Async,
+        serve: axum_serde_sqlx::serve,
+    };
+}
+
+/// How long a test waits for a server to answer `/health` after start.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long any one request may take before the test fails instead of hanging.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A stack serving a fresh seeded database on a loopback port.
+pub struct TestApp {
+    client: Client,
+    stack: Stack,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The server thread; its error is rendered with causes.
+    thread: Option<JoinHandle<Result<(), String>>>,
+    db: TestDatabase,
+}
+
+impl TestApp {
+    /// Starts `stack` with the test configuration (pool of 4, two workers).
+    pub async fn spawn(stack: &Stack) -> Self {
+        Self::spawn_with(stack, |_| {}).await
+    }
+
+    /// Starts `stack` after `adjust` has changed the test configuration.
+    pub async fn spawn_with(stack: &Stack, adjust: impl FnOnce(&mut ServerConfig)) -> Self {
+        init_test_logging();
+        let db = seeded_database().await;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        let addr = listener.local_addr().expect("bound address");
+        let mut config = ServerConfig::for_tests(&stack.identity, db.url());
+        config.bind = addr;
+        if stack.db_calls == DbCalls::Blocking {
+            config.blocking_threads = Some(config.pool.max_connections as usize);
+        }
+        adjust(&mut config);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serve = stack.serve;
+        let thread = std::thread::Builder::new()
+            .name(format!("{}-server", stack.identity.service))
+            .spawn(move || {
+                let shutdown = Box::pin(async move {
+                    let _ = stopped.await;
+                });
+                serve(listener, config, shutdown).map_err(|e| format!("{e:#}"))
+            })
+            .expect("spawn the server thread");
+        let client = Client { addr, name: stack.identity.service };
+        let mut app = TestApp { client, stack: *stack, stop: Some(stop), thread: Some(thread), db };
+        app.wait_until_serving().await;
+        app
+    }
+
+    async fn wait_until_serving(&mut self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if self.thread.as_ref().is_some_and(JoinHandle::is_finished) {
+                let outcome = self.thread.take().expect("checked").join();
+                panic!("{} stopped during start-up: {outcome:?}", self.name);
+            }
+            let probe =
+                tokio::time::timeout(Duration::from_secs(2), self.try_send(get_request("/health")));
+            if let Ok(Ok(response)) = probe.await
+                && response.status == 200
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not serve within {START_TIMEOUT:?}",
+                self.name
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// A direct connection to the stack's database, for checking what a request did.
+    pub async fn db(&self) -> PgConnection {
+        PgConnection::connect(self.db.url()).await.expect("connect to the test database")
+    }
+
+    /// The stack under test.
+    pub fn stack(&self) -> &Stack {
+        &self.stack
+    }
+
+    /// A client for this server that can be moved into tasks (for concurrent requests).
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+}
+
+impl std::ops::Deref for TestApp {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+/// Sends requests to one server; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Client {
+    addr: SocketAddr,
+    name: &'static str,
+}
+
+impl Client {
+    /// The server's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The stack's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.send(get_request(path)).await
+    }
+
+    /// `method path` without a body.
+    pub async fn request(&self, method: &str, path: &str) -> TestResponse {
+        let request = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).expect("a valid method"))
+            .uri(path)
+            .header(HOST, "localhost")
+            .body(Full::new(Bytes::new()))
+            .expect("a valid request");
+        self.send(request).await
+    }
+
+    /// `POST path` with `body` and `Content-Type: application/json`.
+    pub async fn post_json(&self, path: &str, body: impl Into<Bytes>) -> TestResponse {
+        self.post(path, Some("application/json"), body).await
+    }
+
+    /// `POST path` with `body` and the given `Content-Type` (none when `None`).
+    pub async fn post(
+        &self,
+        path: &str,
+        content_type: Option<&str>,
+        body: impl Into<Bytes>,
+    ) -> TestResponse {
+        let mut builder =
+            Request::builder().method(Method::POST).uri(path).header(HOST, "localhost");
+        if let Some(content_type) = content_type {
+            builder = builder.header(CONTENT_TYPE, content_type);
+        }
+        self.send(builder.body(Full::new(body.into())).expect("a valid request")).await
+    }
+
+    /// Sends `request` on a new connection and reads the response.
+    pub async fn send(&self, request: Request<Full<Bytes>>) -> TestResponse {
+        let described = format!("{} {}", request.method(), request.uri());
+        match tokio::time::timeout(REQUEST_TIMEOUT, self.try_send(request)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => panic!("{}: {described} failed: {error}", self.name),
+            Err(_) => {
+                panic!("{}: {described} got no response within {REQUEST_TIMEOUT:?}", self.name)
+            }
+        }
+    }
+
+    async fn try_send(&self, request: Request<Full<Bytes>>) -> Result<TestResponse, String> {
+        let stream = TcpStream::connect(self.addr).await.map_err(|e| e.to_string())?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        let driver = tokio::spawn(connection);
+        let is_head = request.method() == Method::HEAD;
+        let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+        driver.abort();
+        Ok(TestResponse::checked(parts.status, parts.headers, body, !is_head))
+    }
+
+    /// Writes `raw` bytes on a new connection and reads one response: for requests a
+    /// well-behaved client library will not send (chunked bodies by hand, odd bytes).
+    pub async fn raw(&self, raw: &[u8]) -> TestResponse {
+        let exchange = async {
+            let mut stream = TcpStream::connect(self.addr).await?;
+            stream.write_all(raw).await?;
+            read_response(&mut stream).await
+        };
+        match tokio::time::timeout(REQUEST_TIMEOUT, exchange).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => panic!("{}: raw request failed: {error}", self.name),
+            Err(_) => {
+                panic!("{}: raw request got no response within {REQUEST_TIMEOUT:?}", self.name)
+            }
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(thread) = self.thread.take() else { return };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !thread.is_finished() {
+            // Fail loudly unless the test is already failing for another reason.
+            if !std::thread::panicking() {
+                panic!("{} did not stop within 15 s of shutdown", self.name);
+            }
+            return;
+        }
+        match thread.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) if !std::thread::panicking() => panic!("{} failed: {error}", self.name),
+            Err(_) if !std::thread::panicking() => panic!("{} server thread panicked", self.name),
+            _ => {}
+        }
+    }
+}
+
+fn get_request(path: &str) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(Method::GET)
+        .uri(path)
+        .header(HOST, "localhost")
+        .body(Full::new(Bytes::new()))
+        .expect("a valid request")
+}
+
+async fn read_response(stream: &mut TcpStream) -> std::io::Result<TestResponse> {
+    let mut buffer = Vec::with_capacity(4096);
+    loop {
+        let mut chunk = [0u8; 4096];
+        let read = stream.read(&mut chunk).await?;
+        if read == 0 {
+            return Err(std::io::Error::other(format!(
+                "connection closed after {} bytes: {:?}",
+                buffer.len(),
+                String::from_utf8_lossy(&buffer)
+            )));
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut parsed = httparse::Response::new(&mut headers);
+        let httparse::Status::Complete(head_len) =
+            parsed.parse(&buffer).map_err(std::io::Error::other)?
+        else {
+            continue;
+        };
+        let mut header_map = HeaderMap::new();
+        for header in parsed.headers.iter() {
+            header_map.append(
+                hyper::header::HeaderName::from_bytes(header.name.as_bytes())
+                    .map_err(std::io::Error::other)?,
+                hyper::header::HeaderValue::from_bytes(header.value)
+                    .map_err(std::io::Error::other)?,
+            );
+        }
+        let status =
+            StatusCode::from_u16(parsed.code.unwrap_or(0)).map_err(std::io::Error::other)?;
+        let length: usize = header_map
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .ok_or_else(|| std::io::Error::other("response without Content-Length"))?;
+        while buffer.len() < head_len + length {
+            let read = stream.read(&mut chunk).await?;
+            if read == 0 {
+                return Err(std::io::Error::other("connection closed inside the body"));
+            }
+            buffer.extend_from_slice(&chunk[..read]);
+        }
+        let body = Bytes::copy_from_slice(&buffer[head_len..head_len + length]);
+        return Ok(TestResponse::checked(status, header_map, body, true));
+    }
+}
+
+/// A response that has passed the contract's header checks.
+#[derive(Debug, Clone)]
+pub struct TestResponse {
+    /// Status code.
+    pub status: u16,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body.
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    /// Checks what SPEC §3 requires of every response: `Content-Type: application/json`
+    /// and a `Content-Length` equal to the body's length (for HEAD, only its presence).
+    fn checked(status: StatusCode, headers: HeaderMap, body: Bytes, body_expected: bool) -> Self {
+        let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        assert_eq!(
+            content_type,
+            Some("application/json"),
+            "{status} response without JSON content type"
+        );
+        let length =
+            headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        let length = length.unwrap_or_else(|| panic!("{status} response without Content-Length"));
+        if body_expected {
+            assert_eq!(
+                length,
+                body.len(),
+                "{status} response whose Content-Length is not its body's"
+            );
+        }
+        Self { status: status.as_u16(), headers, body }
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.body).expect("the body is UTF-8")
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body))
+        })
+    }
+
+    /// Asserts `status` with exactly `{"error":code,"message":…}` and returns the message.
+    pub fn error(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status, status, "body: {}", String::from_utf8_lossy(&self.body));
+        let body = self.json();
+        let object =
+            body.as_object().unwrap_or_else(|| panic!("error body is not an object: {body}"));
+        assert_eq!(object.len(), 2, "error body has exactly error and message: {body}");
+        assert_eq!(object["error"], code, "{body}");
+        assert_key_order(self.text(), &["error", "message"]);
+        let message =
+            object["message"].as_str().unwrap_or_else(|| panic!("message is not a string: {body}"));
+        assert!(!message.is_empty(), "empty message: {body}");
+        message.to_owned()
+    }
+}
+
+/// Asserts that `keys` appear in this order as object keys in `json_text` (serde_json's
+/// `Value` forgets key order; the contract fixes it).
+pub fn assert_key_order(json_text: &str, keys: &[&str]) {
+    let mut from = 0;
+    for key in keys {
+        let needle = format!("\"{key}\":");
+        match json_text[from..].find(&needle) {
+            Some(at) => from += at + needle.len(),
+            None => panic!("key {key} missing or out of order in {json_text}"),
+        }
+    }
+}
+
+/// Percent-encodes every byte of `text` except ASCII letters and digits, for query values.
+pub fn query_escape(text: &str) -> String {
+    text.bytes()
+        .map(
+            |b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            },
+        )
+        .collect()
+}
+
+/// Whether `text` is an RFC 3339 UTC timestamp with exactly six fractional digits and `Z`.
+pub fn is_contract_timestamp(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    b.len() == 27
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b[19] == b'.'
+        && digits(20..26)
+        && b[26] == b'Z'
+}
+
+/// Expected bodies from the seed formulas (`bookstore_fixture::seed`), built independently
+/// of the servers' types.
+pub mod expected {
+    use bookstore_fixture::seed;
+    use serde_json::{Value, json};
+
+    /// `YYYY-MM-DD`.
+    pub fn date(date: time::Date) -> String {
+        format!("{:04}-{:02}-{:02}", date.year(), u8::from(date.month()), date.day())
+    }
+
+    /// `BookSummary` of seeded book `n`.
+    pub fn book_summary(n: i64) -> Value {
+        let b = seed::book(n);
+        json!({
+            "id": b.id, "title": b.title, "authorName": seed::author(b.author_id).name,
+            "priceCents": b.price_cents, "stock": b.stock, "publishedAt": date(b.published_at),
+        })
+    }
+
+    /// `LargeItem` of seeded book `n`.
+    pub fn large_item(n: i64) -> Value {
+        let b = seed::book(n);
+        json!({
+            "id": b.id, "title": b.title, "authorName": seed::author(b.author_id).name,
+            "description": b.description, "publishedAt": date(b.published_at),
+            "priceCents": b.price_cents, "stock": b.stock,
+        })
+    }
+
+    /// The `AuthorInventory` rows of the seed, in report order.
+    pub fn author_inventory() -> Vec<Value> {
+        let mut rows: Vec<(i64, i64, i64, i64)> = (1..=seed::AUTHORS)
+            .map(|author| {
+                let books: Vec<seed::Book> =
+                    seed::books().filter(|b| b.author_id == author).collect();
+                let count = books.len() as i64;
+                let stock = books.iter().map(|b| i64::from(b.stock)).sum();
+                let price: i64 = books.iter().map(|b| i64::from(b.price_cents)).sum();
+                (author, count, stock, price.div_euclid(count))
+            })
+            .collect();
+        rows.sort_by_key(|&(author, count, _, _)| (std::cmp::Reverse(count), author));
+        rows.into_iter()
+            .map(|(author, count, stock, average)| {
+                json!({
+                    "authorId": author, "authorName": seed::author(author).name,
+                    "bookCount": count, "totalStock": stock, "averagePriceCents": average,
+                })
+            })
+            .collect()
+    }
+
+    /// Ids of the seeded books whose title or author name contains `q` ignoring case.
+    pub fn search_ids(q: &str, limit: usize) -> Vec<i64> {
+        let needle = q.to_lowercase();
+        seed::books()
+            .filter(|b| {
+                b.title.to_lowercase().contains(&needle)
+                    || seed::author(b.author_id).name.to_lowercase().contains(&needle)
+            })
+            .map(|b| b.id)
+            .take(limit)
+            .collect()
+    }
+}
+
+/// Servers log only when `TEST_LOG` is set (filtered by `RUST_LOG`, default `info`).
+fn init_test_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if std::env::var_os("TEST_LOG").is_some() {
+        ONCE.call_once(bookstore_app::cli::init_tracing);
+    }
+}

@@ -1,0 +1,58 @@
+//! The contract of SPEC §3, checked over real HTTP against every stack.
+//!
+//! Each `conformance!` block is one behaviour, written once; the macro expands it into one
+//! `#[tokio::test]` per stack (`<behaviour>::<stack>`), each with its own server on
+//! `127.0.0.1:0` and its own freshly cloned seeded database. Every response the client
+//! reads has already been checked for `Content-Type: application/json` and a correct
+//! `Content-Length`. Expected values come from the seed's formulas, not from the database.
+
+use bookstore_app::ServerConfig;
+use bookstore_conformance::{TestApp, assert_key_order, expected, is_contract_timestamp, stacks};
+use bookstore_fixture::seed;
+use serde_json::{Value, json};
+
+/// Expands one behaviour into a test per stack. Adding a stack: one line below.
+macro_rules! conformance {
+    ($name:ident, |$app:ident| $body:block) => {
+        conformance!($name, config = |_config| {}, |$app| $body);
+    };
+    ($name:ident, config = |$config:ident| $adjust:block, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[allow(unused_variables)]
+            fn adjust($config: &mut ServerConfig) $adjust
+
+            async fn check($app: &TestApp) $body
+
+            #[tokio::test]
+            async fn axum_serde_sqlx() {
+                check(&TestApp::spawn_with(&stacks::AXUM_SERDE_SQLX, adjust).await).await
+            }
+        }
+    };
+}
+
+/// The write scenarios' body (SPEC §4) for `book_id`.
+fn checkout_body(book_id: i64) -> String {
+    format!(
+        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":1}}"#
+    )
+}
+
+/// The stock of book `id` and its number of checkout rows, read from the database.
+async fn stock_and_checkouts(app: &TestApp, id: i64) -> (i32, i64) {
+    let mut db = app.db().await;
+    sqlx::query_as(
+        "SELECT (SELECT stock FROM books WHERE id = $1), (SELECT count(*) FROM checkouts WHERE book_id = $1)",
+    )
+    .bind(id)
+    .fetch_one(&mut db)
+    .await
+    .expect("read stock and checkouts")
+}
+
+mod checkouts;
+mod reads;
+mod request_errors;

@@ -1,0 +1,31 @@
+//! `axum-serde-sqlx`: axum + serde_json + sqlx (async `PgPool`), the reference stack.
+//!
+//! ```text
+//! cargo run --release -p axum-serde-sqlx -- --database-url postgres://postgres@127.0.0.1:5432/bookstore
+//! ```
+//!
+//! Listens on `127.0.0.1:8081` by default. Routes (SPEC §3): `GET /health`,
+//! `GET /health/db`, `GET /api/books/bench/small-json`, `GET /api/books/bench/large-json`,
+//! `GET /api/books/{id}`, `GET /api/books`, `GET /api/books/search`,
+//! `GET /api/books/bench/aggregate-report`, `POST /api/checkouts`.
+//!
+//! Threads: tokio's multi-thread runtime with `--workers` threads runs everything — HTTP,
+//! JSON and the database driver. Nothing blocks, so there is no blocking pool to hand off
+//! to; a request waiting for PostgreSQL costs a parked task, not a thread.
+
+use bookstore_app::{Identity, ServerConfig, Shutdown};
+use bookstore_codec::SerdeJson;
+use bookstore_store_sqlx::SqlxStore;
+
+/// This stack's name, framework and port.
+pub const IDENTITY: Identity =
+    Identity { service: "axum-serde-sqlx", framework: "axum", default_port: 8081 };
+
+/// Serves on `listener` until `shutdown` completes.
+pub fn serve(
+    listener: std::net::TcpListener,
+    config: ServerConfig,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    bookstore_web_axum::serve::<SqlxStore, SerdeJson>(IDENTITY, listener, config, shutdown)
+}

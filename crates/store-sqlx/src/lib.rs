@@ -1,0 +1,286 @@
+//! `bookstore-store-sqlx`: the contract's queries over sqlx's async `PgPool`.
+//!
+//! Every route borrows one pooled connection for its one statement (checkout: one
+//! connection for the whole transaction). Statements are the texts of
+//! [`bookstore_domain::sql`], prepared once per connection and cached by sqlx.
+//!
+//! Pool parity (SPEC §1): min = max connections, all opened by [`Store::open`] before it
+//! returns; no liveness ping on acquire (`test_before_acquire(false)`), a broken connection
+//! surfaces as a failed query and is replaced; no idle timeout or maximum lifetime, so the
+//! pool does not churn during a measurement; an acquire that waits longer than the
+//! configured timeout answers 503 `db_unavailable`.
+
+use bookstore_domain::Error;
+use bookstore_domain::checkout::NewCheckout;
+use bookstore_domain::datetime::{Date, Timestamp};
+use bookstore_domain::model::{
+    Author, AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
+};
+use bookstore_domain::sql;
+use bookstore_domain::store::{OpenError, PoolSettings, Store};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Prepared statements cached per connection (sqlx's default, written down for the record).
+pub const STATEMENT_CACHE_CAPACITY: usize = 100;
+/// `application_name` of the pool's connections, to tell them apart in `pg_stat_activity`.
+pub const APPLICATION_NAME: &str = "bookstore-sqlx";
+
+/// The sqlx store: a cheaply cloneable handle on the pool.
+#[derive(Debug, Clone)]
+pub struct SqlxStore {
+    pool: PgPool,
+}
+
+impl SqlxStore {
+    /// The pool, for tests and diagnostics.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+type SummaryRow = (i64, String, String, i32, i32, time::Date);
+
+fn summary((id, title, author_name, price_cents, stock, published_at): SummaryRow) -> BookSummary {
+    BookSummary {
+        id,
+        title,
+        author_name,
+        price_cents,
+        stock,
+        published_at: Date::from(published_at),
+    }
+}
+
+impl Store for SqlxStore {
+    const ACCESS: &'static str = "sqlx";
+
+    async fn open(settings: &PoolSettings) -> Result<Self, OpenError> {
+        settings.check()?;
+        let options: PgConnectOptions = settings
+            .database_url
+            .parse::<PgConnectOptions>()
+            .map_err(|e| OpenError::InvalidUrl(e.to_string()))?
+            .statement_cache_capacity(STATEMENT_CACHE_CAPACITY)
+            .application_name(APPLICATION_NAME)
+            .disable_statement_logging();
+        let target = format!(
+            "{}:{}/{}",
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or_default()
+        );
+        let connections = settings.max_connections;
+        let connect_error = |e: sqlx::Error| OpenError::Connect {
+            target: target.clone(),
+            connections,
+            reason: e.to_string(),
+        };
+        // One plain connection first: the pool retries until its deadline and then only
+        // says "timed out", hiding "connection refused" or "database does not exist".
+        let probe = options.connect().await.map_err(connect_error)?;
+        probe.close().await.map_err(connect_error)?;
+        // `connect_with` opens `min_connections` before returning.
+        let pool = PgPoolOptions::new()
+            .max_connections(connections)
+            .min_connections(connections)
+            .test_before_acquire(false)
+            .acquire_timeout(settings.acquire_timeout)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await
+            .map_err(connect_error)?;
+        Ok(Self { pool })
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn ping(&self) -> Result<(), Error> {
+        sqlx::query(sql::PING).execute(&self.pool).await.map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn book(&self, id: i64) -> Result<Option<BookDetail>, Error> {
+        type Row = (i64, String, String, String, i64, String, String, i32, i32, time::Date);
+        let row: Option<Row> = sqlx::query_as(sql::BOOK_BY_ID)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(row.map(
+            |(
+                id,
+                isbn,
+                title,
+                description,
+                author_id,
+                name,
+                bio,
+                price_cents,
+                stock,
+                published_at,
+            )| {
+                BookDetail {
+                    id,
+                    isbn,
+                    title,
+                    description,
+                    author: Author { id: author_id, name, bio },
+                    price_cents,
+                    stock,
+                    published_at: Date::from(published_at),
+                }
+            },
+        ))
+    }
+
+    async fn books(&self, limit: i64) -> Result<Vec<BookSummary>, Error> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(sql::BOOK_LIST)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(summary).collect())
+    }
+
+    async fn search_books(&self, pattern: &str, limit: i64) -> Result<Vec<BookSummary>, Error> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(sql::BOOK_SEARCH)
+            .bind(pattern)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(summary).collect())
+    }
+
+    async fn large_items(&self, limit: i64) -> Result<Vec<LargeItem>, Error> {
+        type Row = (i64, String, String, String, time::Date, i32, i32);
+        let rows: Vec<Row> = sqlx::query_as(sql::LARGE_ITEMS)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, title, author_name, description, published_at, price_cents, stock)| {
+                LargeItem {
+                    id,
+                    title,
+                    author_name,
+                    description,
+                    published_at: Date::from(published_at),
+                    price_cents,
+                    stock,
+                }
+            })
+            .collect())
+    }
+
+    async fn author_inventory(&self, limit: i64) -> Result<Vec<AuthorInventory>, Error> {
+        type Row = (i64, String, i64, i64, i64);
+        let rows: Vec<Row> = sqlx::query_as(sql::AUTHOR_INVENTORY)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(author_id, author_name, book_count, total_stock, average_price_cents)| {
+                AuthorInventory {
+                    author_id,
+                    author_name,
+                    book_count,
+                    total_stock,
+                    average_price_cents,
+                }
+            })
+            .collect())
+    }
+
+    async fn checkout(&self, order: NewCheckout) -> Result<CheckoutResponse, Error> {
+        let mut tx = self.pool.begin().await.map_err(db_error)?;
+        let stock: Option<i32> = sqlx::query_scalar(sql::CHECKOUT_LOCK)
+            .bind(order.book_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db_error)?;
+        let refusal = match stock {
+            None => Some(Error::BookNotFound(order.book_id)),
+            Some(available) if available < order.quantity => Some(Error::OutOfStock {
+                book_id: order.book_id,
+                requested: order.quantity,
+                available,
+            }),
+            Some(_) => None,
+        };
+        if let Some(refusal) = refusal {
+            tx.rollback().await.map_err(db_error)?;
+            return Err(refusal);
+        }
+        sqlx::query(sql::CHECKOUT_UPDATE)
+            .bind(order.book_id)
+            .bind(order.quantity)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_error)?;
+        let (id, checked_out_at): (Uuid, OffsetDateTime) = sqlx::query_as(sql::CHECKOUT_INSERT)
+            .bind(order.book_id)
+            .bind(&order.customer_name)
+            .bind(&order.customer_email)
+            .bind(order.quantity)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db_error)?;
+        tx.commit().await.map_err(db_error)?;
+        Ok(CheckoutResponse {
+            id,
+            book_id: order.book_id,
+            customer_name: order.customer_name,
+            customer_email: order.customer_email,
+            quantity: order.quantity,
+            checked_out_at: Timestamp::from(checked_out_at),
+        })
+    }
+}
+
+/// Failing to get or keep a connection is `db_unavailable`; anything else is `internal`.
+fn db_error(error: sqlx::Error) -> Error {
+    let unavailable = match &error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        // Class 08: connection exception; 57P01..57P03: the server is shutting down or
+        // starting up.
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
+        }),
+        _ => false,
+    };
+    if unavailable {
+        Error::DbUnavailable(error.to_string())
+    } else {
+        Error::Internal(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn losing_the_database_is_503_and_anything_else_is_500() {
+        assert_eq!(db_error(sqlx::Error::PoolTimedOut).status(), 503);
+        assert_eq!(db_error(sqlx::Error::PoolClosed).status(), 503);
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(db_error(sqlx::Error::Io(reset)).status(), 503);
+        assert_eq!(db_error(sqlx::Error::RowNotFound).status(), 500);
+        assert_eq!(db_error(sqlx::Error::Protocol("unexpected message".into())).status(), 500);
+    }
+}
