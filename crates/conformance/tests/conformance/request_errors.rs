@@ -176,3 +176,40 @@ conformance!(wrong_methods_on_known_routes_are_405_with_allow, |app| {
         assert!(allow.contains(allowed), "{method} {path}: Allow: {allow:?}");
     }
 });
+
+conformance!(
+    no_free_connection_within_the_acquire_timeout_is_503_and_the_server_recovers,
+    config = |config| {
+        config.pool.max_connections = 1;
+        config.pool.acquire_timeout = std::time::Duration::from_millis(300);
+    },
+    |app| {
+        // Hold book 3's row lock so the server's only connection waits inside a checkout.
+        let mut locker = app.db().await;
+        let mut lock = sqlx::Connection::begin(&mut locker).await.unwrap();
+        sqlx::query("SELECT 1 FROM books WHERE id = 3 FOR UPDATE").execute(&mut *lock).await.unwrap();
+        let client = app.client();
+        let blocked = tokio::spawn(async move { client.post_json("/api/checkouts", checkout_body(3)).await });
+        let mut watcher = app.db().await;
+        loop {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+            )
+            .fetch_one(&mut watcher)
+            .await
+            .unwrap();
+            if waiting == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+
+        let message = app.get("/health/db").await.error(503, "db_unavailable");
+        assert!(!message.contains("127.0.0.1"), "no connection details: {message}");
+        app.get("/api/books/3").await.error(503, "db_unavailable");
+
+        lock.rollback().await.unwrap();
+        assert_eq!(blocked.await.unwrap().status, 201, "the waiting checkout completes");
+        assert_eq!(app.get("/health/db").await.status, 200, "and the server serves again");
+    }
+);
