@@ -19,7 +19,7 @@ conformance!(checkout_is_created_and_takes_the_stock, |app| {
     let checked_out_at = body["checkedOutAt"].as_str().unwrap();
     assert!(is_contract_timestamp(checked_out_at), "{checked_out_at}");
 
-    assert_eq!(stock_and_checkouts(&app, 3).await, (seed::book(3).stock - 1, 1));
+    assert_eq!(stock_and_checkouts(app, 3).await, (seed::book(3).stock - 1, 1));
     let mut db = app.db().await;
     let row: (i64, String, String, i32, String) = sqlx::query_as(
         r#"SELECT book_id, customer_name, customer_email, quantity,
@@ -43,7 +43,7 @@ conformance!(quantity_is_optional_and_defaults_to_one, |app| {
     assert_eq!(app.post_json("/api/checkouts", null).await.json()["quantity"], 1);
     let five = r#"{"bookId":4,"customerName":"A","customerEmail":"a@b","quantity":5}"#;
     assert_eq!(app.post_json("/api/checkouts", five).await.json()["quantity"], 5);
-    assert_eq!(stock_and_checkouts(&app, 4).await, (seed::book(4).stock - 7, 3));
+    assert_eq!(stock_and_checkouts(app, 4).await, (seed::book(4).stock - 7, 3));
 });
 
 conformance!(unknown_fields_in_the_body_are_ignored, |app| {
@@ -67,11 +67,11 @@ conformance!(checkout_beyond_the_stock_is_409_and_writes_nothing, |app| {
     let eleven = r#"{"bookId":2,"customerName":"A","customerEmail":"a@b","quantity":11}"#;
     let message = app.post_json("/api/checkouts", eleven).await.error(409, "out_of_stock");
     assert!(message.contains("book 2"), "{message}");
-    assert_eq!(stock_and_checkouts(&app, 2).await, (10, 0));
+    assert_eq!(stock_and_checkouts(app, 2).await, (10, 0));
     let ten = r#"{"bookId":2,"customerName":"A","customerEmail":"a@b","quantity":10}"#;
     assert_eq!(app.post_json("/api/checkouts", ten).await.status, 201);
     app.post_json("/api/checkouts", checkout_body(2)).await.error(409, "out_of_stock");
-    assert_eq!(stock_and_checkouts(&app, 2).await, (0, 1));
+    assert_eq!(stock_and_checkouts(app, 2).await, (0, 1));
 });
 
 conformance!(
@@ -99,7 +99,7 @@ conformance!(
             }
         }
         assert_eq!((created, refused), (10, 50));
-        assert_eq!(stock_and_checkouts(&app, 2).await, (0, 10));
+        assert_eq!(stock_and_checkouts(app, 2).await, (0, 10));
     }
 );
 
@@ -119,6 +119,6 @@ conformance!(
         while let Some(status) = requests.join_next().await {
             assert_eq!(status.expect("request task"), 201);
         }
-        assert_eq!(stock_and_checkouts(&app, 1).await, (seed::HOTSPOT_STOCK - 40, 40));
+        assert_eq!(stock_and_checkouts(app, 1).await, (seed::HOTSPOT_STOCK - 40, 40));
     }
 );

@@ -251,19 +251,37 @@ conformance!(aggregate_report_groups_books_by_author_in_one_ordering, |app| {
 conformance!(average_price_is_rounded_down, |app| {
     // Every seeded author's average is a whole number; make author 1's end in .975.
     let mut db = app.db().await;
-    sqlx::query("UPDATE books SET price_cents = price_cents + 39 WHERE id = 1").execute(&mut db).await.unwrap();
+    sqlx::query("UPDATE books SET price_cents = price_cents + 39 WHERE id = 1")
+        .execute(&mut db)
+        .await
+        .unwrap();
     let body = app.get("/api/books/bench/aggregate-report?limit=10").await.json();
     let seeded = &expected::author_inventory()[0];
     assert_eq!(body[0]["authorId"], 1);
-    assert_eq!(body[0]["averagePriceCents"], seeded["averagePriceCents"], "2750.975 is floored to 2750");
+    assert_eq!(
+        body[0]["averagePriceCents"], seeded["averagePriceCents"],
+        "2750.975 is floored to 2750"
+    );
 });
 
 conformance!(report_orders_by_book_count_then_author_id, |app| {
     // Every seeded author has 40 books; give author 7 two more (taken from authors 1 and 2).
     let mut db = app.db().await;
-    sqlx::query("UPDATE books SET author_id = 7 WHERE id IN (1, 2)").execute(&mut db).await.unwrap();
+    sqlx::query("UPDATE books SET author_id = 7 WHERE id IN (1, 2)")
+        .execute(&mut db)
+        .await
+        .unwrap();
     let body = app.get("/api/books/bench/aggregate-report?limit=10").await.json();
-    let order: Vec<i64> = body.as_array().unwrap().iter().map(|row| row["authorId"].as_i64().unwrap()).collect();
+    let order: Vec<i64> =
+        body.as_array().unwrap().iter().map(|row| row["authorId"].as_i64().unwrap()).collect();
     assert_eq!(order, [7, 3, 4, 5, 6, 8, 9, 10, 11, 12]);
     assert_eq!(body[0]["bookCount"], 42);
+});
+
+conformance!(head_is_answered_on_get_routes_without_a_body, |app| {
+    let head = app.request("HEAD", "/api/books/20000").await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    let get = app.get("/api/books/20000").await;
+    assert_eq!(head.headers["content-length"], get.body.len().to_string().as_str());
 });

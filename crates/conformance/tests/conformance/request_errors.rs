@@ -15,7 +15,7 @@ conformance!(malformed_json_is_400, |app| {
         let message = app.post_json("/api/checkouts", body).await.error(400, "bad_request");
         assert!(message.contains("JSON"), "{body}: {message}");
     }
-    assert_eq!(checkout_rows(&app).await, 0);
+    assert_eq!(checkout_rows(app).await, 0);
 });
 
 conformance!(wrong_json_types_are_400_naming_the_field, |app| {
@@ -35,7 +35,7 @@ conformance!(wrong_json_types_are_400_naming_the_field, |app| {
         let message = app.post_json("/api/checkouts", body).await.error(400, "bad_request");
         assert!(message.contains(field), "{body}: {message}");
     }
-    assert_eq!(checkout_rows(&app).await, 0);
+    assert_eq!(checkout_rows(app).await, 0);
 });
 
 conformance!(missing_required_fields_are_400_naming_them, |app| {
@@ -89,7 +89,7 @@ conformance!(broken_rules_are_422_naming_the_field, |app| {
             app.post_json("/api/checkouts", body.clone()).await.error(422, "validation_failed");
         assert!(message.starts_with(field), "{body}: {message}");
     }
-    assert_eq!(checkout_rows(&app).await, 0);
+    assert_eq!(checkout_rows(app).await, 0);
 });
 
 conformance!(values_at_the_limits_of_the_rules_are_accepted, |app| {
@@ -131,7 +131,7 @@ conformance!(bodies_over_16_kib_are_413, |app| {
     }
     raw.extend_from_slice(b"0\r\n\r\n");
     app.raw(&raw).await.error(413, "payload_too_large");
-    assert_eq!(stock_and_checkouts(&app, 3).await.1, 1, "only the body at the limit was written");
+    assert_eq!(stock_and_checkouts(app, 3).await.1, 1, "only the body at the limit was written");
 });
 
 conformance!(posts_without_a_json_content_type_are_415, |app| {
@@ -145,7 +145,7 @@ conformance!(posts_without_a_json_content_type_are_415, |app| {
         let message = response.error(415, "unsupported_media_type");
         assert!(message.contains("application/json"), "{content_type:?}: {message}");
     }
-    assert_eq!(checkout_rows(&app).await, 0);
+    assert_eq!(checkout_rows(app).await, 0);
     let with_charset =
         app.post("/api/checkouts", Some("application/json; charset=utf-8"), checkout_body(3)).await;
     assert_eq!(with_charset.status, 201);
@@ -187,9 +187,13 @@ conformance!(
         // Hold book 3's row lock so the server's only connection waits inside a checkout.
         let mut locker = app.db().await;
         let mut lock = sqlx::Connection::begin(&mut locker).await.unwrap();
-        sqlx::query("SELECT 1 FROM books WHERE id = 3 FOR UPDATE").execute(&mut *lock).await.unwrap();
+        sqlx::query("SELECT 1 FROM books WHERE id = 3 FOR UPDATE")
+            .execute(&mut *lock)
+            .await
+            .unwrap();
         let client = app.client();
-        let blocked = tokio::spawn(async move { client.post_json("/api/checkouts", checkout_body(3)).await });
+        let blocked =
+            tokio::spawn(async move { client.post_json("/api/checkouts", checkout_body(3)).await });
         let mut watcher = app.db().await;
         loop {
             let waiting: i64 = sqlx::query_scalar(
