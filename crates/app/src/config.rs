@@ -74,20 +74,6 @@ impl ServerConfig {
                 .map(|b| b.blocking_threads.map(usize::from).unwrap_or(pool_max as usize)),
         }
     }
-
-    /// A configuration for tests: `database_url`, a small pool, two workers.
-    pub fn for_tests(identity: &Identity, database_url: &str) -> Self {
-        Self {
-            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, identity.default_port)),
-            pool: PoolSettings {
-                database_url: database_url.to_owned(),
-                max_connections: 4,
-                acquire_timeout: Duration::from_secs(2),
-            },
-            workers: 2,
-            blocking_threads: None,
-        }
-    }
 }
 
 fn cpus() -> usize {

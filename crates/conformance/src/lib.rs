@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bookstore_app::{DbCalls, Identity, ServeFn, ServerConfig};
+use bookstore_domain::store::PoolSettings;
 use bookstore_fixture::testing::{TestDatabase, seeded_database};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -82,11 +83,17 @@ impl TestApp {
         let db = seeded_database().await;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().expect("bound address");
-        let mut config = ServerConfig::for_tests(&stack.identity, db.url());
-        config.bind = addr;
-        if stack.db_calls == DbCalls::Blocking {
-            config.blocking_threads = Some(config.pool.max_connections as usize);
-        }
+        // Small pool and two workers: many tests run at once on two cores.
+        let mut config = ServerConfig {
+            bind: addr,
+            pool: PoolSettings {
+                database_url: db.url().to_owned(),
+                max_connections: 4,
+                acquire_timeout: Duration::from_secs(2),
+            },
+            workers: 2,
+            blocking_threads: (stack.db_calls == DbCalls::Blocking).then_some(4),
+        };
         adjust(&mut config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serve = stack.serve;
