@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 
 use bookstore_codec::Codec;
 use bookstore_domain::Error;
-use bookstore_domain::checkout::CheckoutRequest;
+use bookstore_domain::checkout::CheckoutBody;
 use bookstore_domain::datetime::Timestamp;
 use bookstore_domain::model::{ErrorBody, Health, LargeJson, LargeSummary, SmallJson};
 use bookstore_domain::params::{
@@ -38,6 +38,9 @@ pub struct Reply {
     /// JSON body.
     pub body: Vec<u8>,
 }
+
+/// The message of every JSON syntax error, whichever serializer found it.
+pub const MALFORMED_JSON: &str = "request body is not well-formed JSON";
 
 /// `Content-Type` of every response.
 pub const CONTENT_TYPE_JSON: &str = "application/json";
@@ -148,9 +151,13 @@ impl<S: Store, C: Codec> App<S, C> {
     /// ([`bookstore_domain::BODY_LIMIT_BYTES`]).
     pub async fn checkout_create(&self, body: &[u8]) -> Reply {
         let result = async {
-            let request: CheckoutRequest = C::decode(body)
-                .map_err(|e| Error::BadRequest(format!("invalid JSON body: {e}")))?;
-            self.store.checkout(request.validate()?).await
+            let body: CheckoutBody = C::decode(body).map_err(|e| {
+                // Each serializer words syntax errors its own way; the answer must not differ
+                // between stacks, so the detail goes to the debug log only.
+                tracing::debug!(error = %e, "malformed JSON body");
+                Error::BadRequest(MALFORMED_JSON.into())
+            })?;
+            self.store.checkout(body.into_request()?.validate()?).await
         };
         self.respond(201, result.await)
     }
