@@ -76,6 +76,18 @@ pub trait Store: Clone + Send + Sync + Sized + 'static {
     ) -> impl Future<Output = Result<CheckoutResponse, Error>> + Send;
 }
 
+impl OpenError {
+    /// A connection failure, its reason folded onto one line (libpq writes several).
+    pub fn connect(
+        target: impl Into<String>,
+        connections: u32,
+        reason: impl std::fmt::Display,
+    ) -> Self {
+        let reason = reason.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        OpenError::Connect { target: target.into(), connections, reason }
+    }
+}
+
 impl PoolSettings {
     /// Checks what can be checked without connecting: a `postgres://` or `postgresql://`
     /// URL (drivers accept other schemes silently and then fail far from the cause).
@@ -120,6 +132,15 @@ mod tests {
             max_connections: 1,
             acquire_timeout: Duration::from_secs(1),
         }
+    }
+
+    #[test]
+    fn connect_errors_are_one_line() {
+        let error = OpenError::connect("h:1/db", 2, "refused\n\tIs the server running?");
+        assert_eq!(
+            error.to_string(),
+            "cannot open 2 connection(s) to the database at h:1/db (--database-url/DATABASE_URL): refused Is the server running?"
+        );
     }
 
     #[test]

@@ -73,11 +73,7 @@ impl Store for SqlxStore {
             options.get_database().unwrap_or_default()
         );
         let connections = settings.max_connections;
-        let connect_error = |e: sqlx::Error| OpenError::Connect {
-            target: target.clone(),
-            connections,
-            reason: e.to_string(),
-        };
+        let connect_error = |e: sqlx::Error| OpenError::connect(target.as_str(), connections, e);
         // One plain connection first: the pool retries until its deadline and then only
         // says "timed out", hiding "connection refused" or "database does not exist".
         let probe = options.connect().await.map_err(connect_error)?;

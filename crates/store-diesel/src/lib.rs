@@ -1,0 +1,242 @@
+//! `bookstore-store-diesel`: the contract's queries with diesel 2 and an r2d2 pool — the
+//! blocking way — behind the same async [`Store`] interface as the sqlx store.
+//!
+//! Every call is handed, whole, to a thread where blocking is allowed ([`Offload`]: tokio's
+//! `spawn_blocking` for axum, `actix_web::web::block` for actix): that thread checks out a
+//! connection (waiting up to the acquire timeout), runs the statement(s), returns the
+//! connection and sends the result back. The async worker that accepted the request only
+//! waits for that result. One connection per request; checkout holds it for the whole
+//! transaction.
+//!
+//! Pool parity (SPEC §1): r2d2 with `min_idle = max_size`, built only once every connection
+//! is open; `test_on_check_out(false)` (no ping per checkout — a broken connection fails
+//! its query, answers 503 and is discarded by r2d2 on return); no idle timeout or maximum
+//! lifetime; diesel caches every prepared statement per connection (the aggregate's
+//! `sql_query` by its text). libpq is built from source without TLS (`pq-sys`
+//! `bundled_without_openssl`), so no system library is needed.
+
+mod queries;
+pub mod schema;
+
+use std::future::Future;
+use std::time::Duration;
+
+use bookstore_domain::Error;
+use bookstore_domain::checkout::NewCheckout;
+use bookstore_domain::model::{
+    AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
+};
+use bookstore_domain::store::{OpenError, PoolSettings, Store};
+use diesel::Connection;
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ConnectionManager, Pool};
+
+/// A place to run blocking work from async code.
+pub trait Offload: Clone + Default + Send + Sync + 'static {
+    /// The framework's name for it, recorded with the results (`spawn_blocking`, …).
+    const NAME: &'static str;
+
+    /// Runs `work` on a thread where blocking is allowed and waits for its result without
+    /// blocking the calling worker. A panic or a refusal of the pool (shutting down) is
+    /// [`Error::Internal`].
+    fn run<F, T>(&self, work: F) -> impl Future<Output = Result<T, Error>> + Send
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static;
+}
+
+/// `tokio::task::spawn_blocking`: tokio's blocking pool, bounded by the runtime's
+/// `max_blocking_threads`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpawnBlocking;
+
+impl Offload for SpawnBlocking {
+    const NAME: &'static str = "tokio::task::spawn_blocking";
+
+    async fn run<F, T>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| Error::Internal(format!("blocking task failed: {e}")))
+    }
+}
+
+type PgPool = Pool<ConnectionManager<PgConnection>>;
+
+/// The diesel store: the r2d2 pool and where its calls run.
+#[derive(Clone)]
+pub struct DieselStore<O> {
+    pool: PgPool,
+    offload: O,
+}
+
+impl<O> std::fmt::Debug for DieselStore<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DieselStore").field("pool", &self.pool.state()).finish()
+    }
+}
+
+impl<O: Offload> DieselStore<O> {
+    /// The pool, for tests and diagnostics.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Checks out a connection on the blocking thread and runs `work` with it.
+    async fn call<T, W>(&self, work: W) -> Result<T, Error>
+    where
+        W: FnOnce(&mut PgConnection) -> Result<T, Error> + Send + 'static,
+        T: Send + 'static,
+    {
+        let pool = self.pool.clone();
+        self.offload
+            .run(move || {
+                let mut conn = pool.get().map_err(|e| Error::DbUnavailable(e.to_string()))?;
+                work(&mut conn)
+            })
+            .await?
+    }
+}
+
+impl<O: Offload> Store for DieselStore<O> {
+    const ACCESS: &'static str = "diesel";
+
+    async fn open(settings: &PoolSettings) -> Result<Self, OpenError> {
+        settings.check()?;
+        let offload = O::default();
+        let settings_url = settings.database_url.clone();
+        let settings = settings.clone();
+        let pool = offload
+            .run(move || build_pool(&settings))
+            .await
+            .map_err(|e| OpenError::connect(describe(&settings_url), 0, e))??;
+        Ok(Self { pool, offload })
+    }
+
+    async fn close(&self) {
+        // r2d2 closes its connections when the last handle on the pool is dropped, which
+        // happens when the server lets go of its store.
+    }
+
+    async fn ping(&self) -> Result<(), Error> {
+        self.call(queries::ping).await
+    }
+
+    async fn book(&self, id: i64) -> Result<Option<BookDetail>, Error> {
+        self.call(move |conn| queries::book(conn, id)).await
+    }
+
+    async fn books(&self, limit: i64) -> Result<Vec<BookSummary>, Error> {
+        self.call(move |conn| queries::books(conn, limit)).await
+    }
+
+    async fn search_books(&self, pattern: &str, limit: i64) -> Result<Vec<BookSummary>, Error> {
+        let pattern = pattern.to_owned();
+        self.call(move |conn| queries::search_books(conn, &pattern, limit)).await
+    }
+
+    async fn large_items(&self, limit: i64) -> Result<Vec<LargeItem>, Error> {
+        self.call(move |conn| queries::large_items(conn, limit)).await
+    }
+
+    async fn author_inventory(&self, limit: i64) -> Result<Vec<AuthorInventory>, Error> {
+        self.call(move |conn| queries::author_inventory(conn, limit)).await
+    }
+
+    async fn checkout(&self, order: NewCheckout) -> Result<CheckoutResponse, Error> {
+        self.call(move |conn| queries::checkout(conn, order)).await
+    }
+}
+
+/// Opens one connection to report a clear reason if the database cannot be reached, then
+/// builds the pool, which returns once all `max_connections` are open.
+fn build_pool(settings: &PoolSettings) -> Result<PgPool, OpenError> {
+    let connections = settings.max_connections;
+    let target = describe(&settings.database_url);
+    let connect_error = |reason: String| OpenError::connect(target.as_str(), connections, reason);
+    PgConnection::establish(&settings.database_url).map_err(|e| connect_error(e.to_string()))?;
+    Pool::builder()
+        .max_size(connections)
+        .min_idle(Some(connections))
+        .test_on_check_out(false)
+        .connection_timeout(settings.acquire_timeout.max(Duration::from_millis(1)))
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .error_handler(Box::new(DebugLog))
+        .build(ConnectionManager::new(settings.database_url.as_str()))
+        .map_err(|e| connect_error(e.to_string()))
+}
+
+/// `host:port/database` of a URL, without credentials.
+fn describe(database_url: &str) -> String {
+    match url::Url::parse(database_url) {
+        Ok(url) => format!(
+            "{}:{}{}",
+            url.host_str().unwrap_or("localhost"),
+            url.port().unwrap_or(5432),
+            url.path()
+        ),
+        Err(_) => "an unparsable URL".into(),
+    }
+}
+
+/// r2d2 reports failed connection attempts (it retries in the background to keep the pool
+/// full); during an outage that is one per attempt, so below the default level.
+#[derive(Debug)]
+struct DebugLog;
+
+impl diesel::r2d2::HandleError<diesel::r2d2::Error> for DebugLog {
+    fn handle_error(&self, error: diesel::r2d2::Error) {
+        tracing::debug!(%error, "r2d2 could not open a connection");
+    }
+}
+
+/// Losing the connection is `db_unavailable`; anything else is `internal`.
+pub(crate) fn query_error(error: diesel::result::Error) -> Error {
+    use diesel::result::{DatabaseErrorKind, Error as Diesel};
+    match &error {
+        Diesel::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => Error::DbUnavailable(error.to_string()),
+        // The server is shutting down (57P01…57P03): the connection is about to go.
+        Diesel::DatabaseError(_, info)
+            if info.message().starts_with("terminating connection")
+                || info.message().contains("the database system is") =>
+        {
+            Error::DbUnavailable(error.to_string())
+        }
+        _ => Error::Internal(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_described_without_credentials() {
+        assert_eq!(
+            describe("postgres://bench:secret@db.example:6543/books"),
+            "db.example:6543/books"
+        );
+        assert_eq!(describe("postgres://localhost/books"), "localhost:5432/books");
+    }
+
+    #[test]
+    fn a_closed_connection_is_503_and_other_failures_500() {
+        use diesel::result::{DatabaseErrorKind, Error as Diesel};
+        let closed = Diesel::DatabaseError(
+            DatabaseErrorKind::ClosedConnection,
+            Box::new("server closed".to_owned()),
+        );
+        assert_eq!(query_error(closed).status(), 503);
+        assert_eq!(query_error(Diesel::NotFound).status(), 500);
+        let unique =
+            Diesel::DatabaseError(DatabaseErrorKind::UniqueViolation, Box::new("dup".to_owned()));
+        assert_eq!(query_error(unique).status(), 500);
+    }
+}
