@@ -54,6 +54,42 @@ pub mod stacks {
         db_calls: DbCalls::Async,
         serve: axum_serde_sqlx::serve,
     };
+
+    /// axum + serde_json + diesel on `spawn_blocking`.
+    pub const AXUM_SERDE_DIESEL: Stack = Stack {
+        identity: axum_serde_diesel::IDENTITY,
+        tags: ["axum", "serde_json", "diesel", "benchmark"],
+        db_calls: DbCalls::Blocking,
+        serve: axum_serde_diesel::serve,
+    };
+
+    /// actix-web + serde_json + diesel on `web::block`.
+    pub const ACTIX_SERDE_DIESEL: Stack = Stack {
+        identity: actix_serde_diesel::IDENTITY,
+        tags: ["actix-web", "serde_json", "diesel", "benchmark"],
+        db_calls: DbCalls::Blocking,
+        serve: actix_serde_diesel::serve,
+    };
+
+    /// actix-web + simd-json + sqlx.
+    pub const ACTIX_SIMD_SQLX: Stack = Stack {
+        identity: actix_simd_sqlx::IDENTITY,
+        tags: ["actix-web", "simd-json", "sqlx", "benchmark"],
+        db_calls: DbCalls::Async,
+        serve: actix_simd_sqlx::serve,
+    };
+
+    /// bare hyper + sonic-rs + sqlx.
+    pub const HYPER_SONIC_SQLX: Stack = Stack {
+        identity: hyper_sonic_sqlx::IDENTITY,
+        tags: ["hyper", "sonic-rs", "sqlx", "benchmark"],
+        db_calls: DbCalls::Async,
+        serve: hyper_sonic_sqlx::serve,
+    };
+
+    /// Every stack, in the order of SPEC §1.
+    pub const ALL: [Stack; 5] =
+        [AXUM_SERDE_SQLX, AXUM_SERDE_DIESEL, ACTIX_SERDE_DIESEL, ACTIX_SIMD_SQLX, HYPER_SONIC_SQLX];
 }
 
 /// How long a test waits for a server to answer `/health` after start.

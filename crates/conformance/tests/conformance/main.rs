@@ -30,6 +30,22 @@ macro_rules! conformance {
             async fn axum_serde_sqlx() {
                 check(&TestApp::spawn_with(&stacks::AXUM_SERDE_SQLX, adjust).await).await
             }
+            #[tokio::test]
+            async fn axum_serde_diesel() {
+                check(&TestApp::spawn_with(&stacks::AXUM_SERDE_DIESEL, adjust).await).await
+            }
+            #[tokio::test]
+            async fn actix_serde_diesel() {
+                check(&TestApp::spawn_with(&stacks::ACTIX_SERDE_DIESEL, adjust).await).await
+            }
+            #[tokio::test]
+            async fn actix_simd_sqlx() {
+                check(&TestApp::spawn_with(&stacks::ACTIX_SIMD_SQLX, adjust).await).await
+            }
+            #[tokio::test]
+            async fn hyper_sonic_sqlx() {
+                check(&TestApp::spawn_with(&stacks::HYPER_SONIC_SQLX, adjust).await).await
+            }
         }
     };
 }
@@ -54,5 +70,6 @@ async fn stock_and_checkouts(app: &TestApp, id: i64) -> (i32, i64) {
 }
 
 mod checkouts;
+mod cross_stack;
 mod reads;
 mod request_errors;

@@ -1,0 +1,38 @@
+//! `axum-serde-diesel`: axum + serde_json + diesel/r2d2 (blocking, via spawn_blocking).
+//!
+//! ```text
+//! cargo run --release -p axum-serde-diesel -- --database-url postgres://postgres@127.0.0.1:5432/bookstore
+//! ```
+//!
+//! Listens on `127.0.0.1:8082` by default. Routes (SPEC §3): `GET /health`,
+//! `GET /health/db`, `GET /api/books/bench/small-json`, `GET /api/books/bench/large-json`,
+//! `GET /api/books/{id}`, `GET /api/books`, `GET /api/books/search`,
+//! `GET /api/books/bench/aggregate-report`, `POST /api/checkouts`.
+//!
+//! Threads: tokio's multi-thread runtime with `--workers` threads accepts connections,
+//! parses HTTP and writes JSON. Every database call is blocking (diesel over libpq), so it
+//! is handed whole to tokio's blocking pool with `tokio::task::spawn_blocking`, at most
+//! `--blocking-threads` threads (default: one per pooled connection, more could only wait
+//! for a connection). That thread checks out an r2d2 connection, runs the query and hands
+//! the rows back; the worker stays free for other requests meanwhile. The hand-off —
+//! waking a blocking thread and waking the worker again — is the cost this stack adds over
+//! `axum-serde-sqlx`, the only thing the pair changes.
+
+use bookstore_app::{Identity, ServerConfig, Shutdown};
+use bookstore_codec::SerdeJson;
+use bookstore_store_diesel::{DieselStore, SpawnBlocking};
+
+/// This stack's name, framework and port.
+pub const IDENTITY: Identity =
+    Identity { service: "axum-serde-diesel", framework: "axum", default_port: 8082 };
+
+/// Serves on `listener` until `shutdown` completes.
+pub fn serve(
+    listener: std::net::TcpListener,
+    config: ServerConfig,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    bookstore_web_axum::serve::<DieselStore<SpawnBlocking>, SerdeJson>(
+        IDENTITY, listener, config, shutdown,
+    )
+}

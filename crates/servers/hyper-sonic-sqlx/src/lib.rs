@@ -1,0 +1,33 @@
+//! `hyper-sonic-sqlx`: bare hyper 1 + sonic-rs + sqlx (async).
+//!
+//! ```text
+//! cargo run --release -p hyper-sonic-sqlx -- --database-url postgres://postgres@127.0.0.1:5432/bookstore
+//! ```
+//!
+//! Listens on `127.0.0.1:8085` by default. Routes (SPEC §3): `GET /health`,
+//! `GET /health/db`, `GET /api/books/bench/small-json`, `GET /api/books/bench/large-json`,
+//! `GET /api/books/{id}`, `GET /api/books`, `GET /api/books/search`,
+//! `GET /api/books/bench/aggregate-report`, `POST /api/checkouts`.
+//!
+//! Threads: tokio's multi-thread runtime with `--workers` threads runs an accept loop,
+//! one hyper HTTP/1.1 connection task per client and a small hand-written router — no
+//! framework. Nothing blocks: a request waiting for PostgreSQL is a parked task. JSON is
+//! read and written with sonic-rs, whose SIMD paths are compiled in by the workspace's
+//! target features (`.cargo/config.toml`).
+
+use bookstore_app::{Identity, ServerConfig, Shutdown};
+use bookstore_codec::SonicRs;
+use bookstore_store_sqlx::SqlxStore;
+
+/// This stack's name, framework and port.
+pub const IDENTITY: Identity =
+    Identity { service: "hyper-sonic-sqlx", framework: "hyper", default_port: 8085 };
+
+/// Serves on `listener` until `shutdown` completes.
+pub fn serve(
+    listener: std::net::TcpListener,
+    config: ServerConfig,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    bookstore_web_hyper::serve::<SqlxStore, SonicRs>(IDENTITY, listener, config, shutdown)
+}

@@ -1,0 +1,220 @@
+//! `bookstore-web-actix`: the actix-web side of the actix stacks, generic over store and
+//! serializer, so `actix-serde-diesel` and `actix-simd-sqlx` differ only in what they name.
+//!
+//! What is actix's here: `HttpServer` with `workers` worker threads, each running its own
+//! single-threaded runtime and its own copy of the routes; resource routing (static
+//! routes registered before `{id}`); the 404/405 answers (actix's are empty bodies,
+//! replaced by the contract's JSON errors, with an `Allow` header); reading the checkout
+//! body up to 16 KiB from the raw payload (actix's `Json`/`Bytes` extractors would apply
+//! their own limits and answer their own text errors). Everything else is
+//! [`bookstore_app::App`].
+//!
+//! Blocking work ([`WebBlock`]) runs on each worker's blocking pool via
+//! `actix_web::web::block`; the pools together hold at most `--blocking-threads` threads
+//! (each worker gets `ceil(blocking_threads / workers)`).
+//!
+//! An async store's connections (sqlx) are opened on the runtime that starts the server and
+//! shared by all workers: their sockets are driven by that runtime's reactor and wake the
+//! worker that awaits them — the ordinary way to share one pool across actix workers.
+
+use std::sync::Arc;
+
+use actix_web::http::header::{ALLOW, CONTENT_TYPE, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, HttpServer, Route, guard, web};
+use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
+use bookstore_codec::Codec;
+use bookstore_domain::store::Store;
+use bookstore_domain::{BODY_LIMIT_BYTES, Error, require_json_content_type};
+use bookstore_store_diesel::Offload;
+
+/// `actix_web::web::block`: the worker's blocking thread pool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebBlock;
+
+impl Offload for WebBlock {
+    const NAME: &'static str = "actix_web::web::block";
+
+    async fn run<F, T>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        web::block(work).await.map_err(|e| Error::Internal(format!("blocking task failed: {e}")))
+    }
+}
+
+/// How long in-flight requests may take to finish after shutdown is asked for.
+const SHUTDOWN_GRACE_SECONDS: u64 = 10;
+
+/// Starts an actix system, opens the store, and serves `listener` until `shutdown`
+/// completes; then finishes in-flight requests and closes the pool.
+pub fn serve<S: Store, C: Codec>(
+    identity: Identity,
+    listener: std::net::TcpListener,
+    config: ServerConfig,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    actix_web::rt::System::new().block_on(async move {
+        let store = S::open(&config.pool).await?;
+        let app = web::Data::from(Arc::new(App::<S, C>::new(store.clone(), identity)));
+        let workers = config.workers;
+        let mut server = HttpServer::new(move || {
+            actix_web::App::new().app_data(app.clone()).configure(configure::<S, C>)
+        })
+        .workers(workers)
+        // As the other stacks: responses go out in one write, Nagle would only delay them.
+        .tcp_nodelay(true)
+        // Signals are the caller's: `shutdown` completes on SIGINT/SIGTERM.
+        .disable_signals()
+        .shutdown_timeout(SHUTDOWN_GRACE_SECONDS);
+        if let Some(threads) = config.blocking_threads {
+            server = server.worker_max_blocking_threads(threads.div_ceil(workers).max(1));
+        }
+        let server = server.listen(listener)?.run();
+        let handle = server.handle();
+        actix_web::rt::spawn(async move {
+            shutdown.await;
+            handle.stop(true).await;
+        });
+        tracing::info!(service = identity.service, "ready");
+        server.await?;
+        store.close().await;
+        Ok(())
+    })
+}
+
+/// The routes of SPEC §3.
+pub fn configure<S: Store, C: Codec>(config: &mut web::ServiceConfig) {
+    let get = |route: Route| route.guard(guard::Any(guard::Get()).or(guard::Head()));
+    let book_by_id = format!("{}{{id}}", routes::BOOK_BY_ID_PREFIX);
+    config
+        .service(
+            resource::<S, C>(routes::HEALTH, "GET, HEAD")
+                .route(get(web::route()).to(health::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::HEALTH_DB, "GET, HEAD")
+                .route(get(web::route()).to(health_db::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::SMALL_JSON, "GET, HEAD")
+                .route(get(web::route()).to(small_json::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::LARGE_JSON, "GET, HEAD")
+                .route(get(web::route()).to(large_json::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::AGGREGATE_REPORT, "GET, HEAD")
+                .route(get(web::route()).to(aggregate_report::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::BOOK_SEARCH, "GET, HEAD")
+                .route(get(web::route()).to(book_search::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::BOOKS, "GET, HEAD")
+                .route(get(web::route()).to(book_list::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(&book_by_id, "GET, HEAD")
+                .route(get(web::route()).to(book_get::<S, C>)),
+        )
+        .service(
+            resource::<S, C>(routes::CHECKOUTS, "POST")
+                .route(web::post().to(checkout_create::<S, C>)),
+        )
+        .default_service(web::to(route_not_found::<S, C>));
+}
+
+/// A resource whose other methods answer 405 with `allow`.
+fn resource<S: Store, C: Codec>(path: &str, allow: &'static str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(
+        move |app: web::Data<App<S, C>>, request: HttpRequest| async move {
+            let error = Error::MethodNotAllowed {
+                method: request.method().to_string(),
+                path: request.path().to_owned(),
+            };
+            let mut response = response(app.error(error));
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+            response
+        },
+    ))
+}
+
+type AppData<S, C> = web::Data<App<S, C>>;
+
+async fn health<S: Store, C: Codec>(app: AppData<S, C>) -> HttpResponse {
+    response(app.health())
+}
+
+async fn health_db<S: Store, C: Codec>(app: AppData<S, C>) -> HttpResponse {
+    response(app.health_db().await)
+}
+
+async fn small_json<S: Store, C: Codec>(app: AppData<S, C>) -> HttpResponse {
+    response(app.small_json())
+}
+
+async fn large_json<S: Store, C: Codec>(app: AppData<S, C>, request: HttpRequest) -> HttpResponse {
+    response(app.large_json(Some(request.query_string())).await)
+}
+
+async fn aggregate_report<S: Store, C: Codec>(
+    app: AppData<S, C>,
+    request: HttpRequest,
+) -> HttpResponse {
+    response(app.aggregate_report(Some(request.query_string())).await)
+}
+
+async fn book_search<S: Store, C: Codec>(app: AppData<S, C>, request: HttpRequest) -> HttpResponse {
+    response(app.book_search(Some(request.query_string())).await)
+}
+
+async fn book_list<S: Store, C: Codec>(app: AppData<S, C>, request: HttpRequest) -> HttpResponse {
+    response(app.book_list(Some(request.query_string())).await)
+}
+
+async fn book_get<S: Store, C: Codec>(app: AppData<S, C>, request: HttpRequest) -> HttpResponse {
+    // The raw segment from the URI: actix's match info is partly decoded its own way.
+    let raw_id = request.uri().path().strip_prefix(routes::BOOK_BY_ID_PREFIX).unwrap_or_default();
+    response(app.book_get(raw_id).await)
+}
+
+async fn checkout_create<S: Store, C: Codec>(
+    app: AppData<S, C>,
+    request: HttpRequest,
+    payload: web::Payload,
+) -> HttpResponse {
+    let content_type = request.headers().get(CONTENT_TYPE).map(HeaderValue::as_bytes);
+    if let Err(error) = require_json_content_type(content_type) {
+        return response(app.error(error));
+    }
+    match payload.to_bytes_limited(BODY_LIMIT_BYTES).await {
+        Ok(Ok(body)) => response(app.checkout_create(&body).await),
+        Ok(Err(error)) => response(
+            app.error(Error::BadRequest(format!("could not read the request body: {error}"))),
+        ),
+        Err(_) => response(app.error(Error::PayloadTooLarge { limit_bytes: BODY_LIMIT_BYTES })),
+    }
+}
+
+async fn route_not_found<S: Store, C: Codec>(
+    app: AppData<S, C>,
+    request: HttpRequest,
+) -> HttpResponse {
+    let method: &Method = request.method();
+    response(app.error(Error::RouteNotFound {
+        method: method.to_string(),
+        path: request.path().to_owned(),
+    }))
+}
+
+fn response(reply: Reply) -> HttpResponse {
+    HttpResponse::build(
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    )
+    .insert_header((CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE_JSON)))
+    .body(reply.body)
+}
