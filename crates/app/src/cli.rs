@@ -76,14 +76,17 @@ pub fn parse_config(
     db_calls: DbCalls,
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Result<ServerConfig, clap::Error> {
-    let mut command = ServerArgs::augment_args(
-        Command::new(identity.service)
-            .about(format!("The {} stack of the bookstore benchmark.", identity.service))
-            .version(env!("CARGO_PKG_VERSION")),
-    );
+    let mut command = ServerArgs::augment_args(Command::new(identity.service));
     if db_calls == DbCalls::Blocking {
         command = BlockingArgs::augment_args(command);
     }
+    // Last: the derived `Args` would otherwise put their own doc comments in its place.
+    let command = command
+        .about(format!(
+            "The {} stack of the bookstore benchmark; its routes are listed in the README.",
+            identity.service
+        ))
+        .version(env!("CARGO_PKG_VERSION"));
     let matches = command.try_get_matches_from(args)?;
     let server = ServerArgs::from_arg_matches(&matches)?;
     let blocking = match db_calls {
@@ -158,6 +161,23 @@ mod tests {
         .unwrap_err();
         let message = one_line(&invalid);
         assert!(message.starts_with("invalid value '0' for '--pool-max"), "{message}");
+    }
+
+    #[test]
+    fn help_names_the_stack_and_every_flag() {
+        let help =
+            parse_config(&IDENTITY, DbCalls::Blocking, args(&["--help"])).unwrap_err().to_string();
+        assert!(help.starts_with("The axum-serde-sqlx stack of the bookstore benchmark"), "{help}");
+        for flag in [
+            "--bind",
+            "--database-url",
+            "--pool-max",
+            "--workers",
+            "--acquire-timeout-ms",
+            "--blocking-threads",
+        ] {
+            assert!(help.contains(flag), "{flag} missing from: {help}");
+        }
     }
 
     #[test]
