@@ -76,6 +76,20 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// tokio's multi-thread runtime as the axum and hyper stacks run it: `workers` worker
+    /// threads named after the stack and, for a blocking store, at most `blocking_threads`
+    /// threads for `spawn_blocking`.
+    pub fn tokio_runtime(&self, identity: &Identity) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        runtime.worker_threads(self.workers).enable_all().thread_name(identity.service);
+        if let Some(threads) = self.blocking_threads {
+            runtime.max_blocking_threads(threads);
+        }
+        runtime.build()
+    }
+}
+
 fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
 }

@@ -218,7 +218,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     /// Records the calls the handlers make and answers from memory.
-    #[derive(Clone, Default)]
+    #[derive(Debug, Clone, Default)]
     struct FakeStore {
         calls: Arc<Mutex<Vec<String>>>,
         fail_with_unavailable: bool,

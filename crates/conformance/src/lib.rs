@@ -449,6 +449,22 @@ pub fn assert_key_order(json_text: &str, keys: &[&str]) {
     }
 }
 
+/// A raw `POST /api/checkouts` whose body is `kib` KiB of spaces sent in 1 KiB chunks
+/// (`Transfer-Encoding: chunked`, so no length is declared up front).
+pub fn chunked_checkout_request(kib: usize) -> Vec<u8> {
+    let mut raw =
+        b"POST /api/checkouts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+                    Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            .to_vec();
+    for _ in 0..kib {
+        raw.extend_from_slice(b"400\r\n");
+        raw.extend_from_slice(&[b' '; 1024]);
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    raw
+}
+
 /// Percent-encodes every byte of `text` except ASCII letters and digits, for query values.
 pub fn query_escape(text: &str) -> String {
     text.bytes()

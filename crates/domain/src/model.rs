@@ -173,6 +173,88 @@ pub struct CheckoutResponse {
     pub checked_out_at: Timestamp,
 }
 
+/// Rows as the stores load them, in the column order of the statements in [`crate::sql`],
+/// and their conversion into the response types: written once for both stores.
+pub mod rows {
+    use super::*;
+
+    /// `id, title, author name, price_cents, stock, published_at`.
+    pub type BookSummaryRow = (i64, String, String, i32, i32, time::Date);
+    /// `id, isbn, title, description, author id, author name, author bio, price_cents,
+    /// stock, published_at`.
+    pub type BookDetailRow =
+        (i64, String, String, String, i64, String, String, i32, i32, time::Date);
+    /// `id, title, author name, description, published_at, price_cents, stock`.
+    pub type LargeItemRow = (i64, String, String, String, time::Date, i32, i32);
+    /// `author id, author name, book_count, total_stock, average_price_cents`.
+    pub type AuthorInventoryRow = (i64, String, i64, i64, i64);
+
+    impl From<BookSummaryRow> for BookSummary {
+        fn from(
+            (id, title, author_name, price_cents, stock, published_at): BookSummaryRow,
+        ) -> Self {
+            Self {
+                id,
+                title,
+                author_name,
+                price_cents,
+                stock,
+                published_at: Date::from(published_at),
+            }
+        }
+    }
+
+    impl From<BookDetailRow> for BookDetail {
+        fn from(row: BookDetailRow) -> Self {
+            let (
+                id,
+                isbn,
+                title,
+                description,
+                author_id,
+                name,
+                bio,
+                price_cents,
+                stock,
+                published_at,
+            ) = row;
+            Self {
+                id,
+                isbn,
+                title,
+                description,
+                author: Author { id: author_id, name, bio },
+                price_cents,
+                stock,
+                published_at: Date::from(published_at),
+            }
+        }
+    }
+
+    impl From<LargeItemRow> for LargeItem {
+        fn from(
+            (id, title, author_name, description, published_at, price_cents, stock): LargeItemRow,
+        ) -> Self {
+            Self {
+                id,
+                title,
+                author_name,
+                description,
+                published_at: Date::from(published_at),
+                price_cents,
+                stock,
+            }
+        }
+    }
+
+    impl From<AuthorInventoryRow> for AuthorInventory {
+        fn from(row: AuthorInventoryRow) -> Self {
+            let (author_id, author_name, book_count, total_stock, average_price_cents) = row;
+            Self { author_id, author_name, book_count, total_stock, average_price_cents }
+        }
+    }
+}
+
 /// The body of every error response: `{"error":"<code>","message":"<text>"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ErrorBody<'a> {

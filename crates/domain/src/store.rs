@@ -30,7 +30,7 @@ pub struct PoolSettings {
 ///
 /// Implementations map their driver's errors into [`Error`]: failing to get or keep a
 /// connection is [`Error::DbUnavailable`], anything else [`Error::Internal`].
-pub trait Store: Clone + Send + Sync + Sized + 'static {
+pub trait Store: Clone + std::fmt::Debug + Send + Sync + Sized + 'static {
     /// The database access tag of small-json (`"sqlx"`, `"diesel"`).
     const ACCESS: &'static str;
 

@@ -5,9 +5,10 @@
 //! store does not send.
 
 use bookstore_domain::checkout::NewCheckout;
-use bookstore_domain::datetime::{Date, Timestamp};
+use bookstore_domain::datetime::Timestamp;
+use bookstore_domain::model::rows::{BookDetailRow, BookSummaryRow, LargeItemRow};
 use bookstore_domain::model::{
-    Author, AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
+    AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
 };
 use bookstore_domain::{Error, sql};
 use diesel::pg::PgConnection;
@@ -24,19 +25,6 @@ diesel::define_sql_function! {
     fn gen_random_uuid() -> diesel::sql_types::Uuid;
 }
 
-type SummaryRow = (i64, String, String, i32, i32, time::Date);
-
-fn summary((id, title, author_name, price_cents, stock, published_at): SummaryRow) -> BookSummary {
-    BookSummary {
-        id,
-        title,
-        author_name,
-        price_cents,
-        stock,
-        published_at: Date::from(published_at),
-    }
-}
-
 /// `SELECT 1`.
 pub(crate) fn ping(conn: &mut PgConnection) -> Result<(), Error> {
     diesel::sql_query(sql::PING).execute(conn).map_err(query_error)?;
@@ -45,8 +33,7 @@ pub(crate) fn ping(conn: &mut PgConnection) -> Result<(), Error> {
 
 /// The book with its author.
 pub(crate) fn book(conn: &mut PgConnection, id: i64) -> Result<Option<BookDetail>, Error> {
-    type Row = (i64, String, String, String, i64, String, String, i32, i32, time::Date);
-    let row: Option<Row> = books::table
+    let row: Option<BookDetailRow> = books::table
         .inner_join(authors::table)
         .filter(books::id.eq(id))
         .select((
@@ -64,25 +51,12 @@ pub(crate) fn book(conn: &mut PgConnection, id: i64) -> Result<Option<BookDetail
         .get_result(conn)
         .optional()
         .map_err(query_error)?;
-    Ok(row.map(
-        |(id, isbn, title, description, author_id, name, bio, price_cents, stock, published_at)| {
-            BookDetail {
-                id,
-                isbn,
-                title,
-                description,
-                author: Author { id: author_id, name, bio },
-                price_cents,
-                stock,
-                published_at: Date::from(published_at),
-            }
-        },
-    ))
+    Ok(row.map(BookDetail::from))
 }
 
 /// The first `limit` books by id.
 pub(crate) fn books(conn: &mut PgConnection, limit: i64) -> Result<Vec<BookSummary>, Error> {
-    let rows: Vec<SummaryRow> = books::table
+    let rows: Vec<BookSummaryRow> = books::table
         .inner_join(authors::table)
         .select((
             books::id,
@@ -96,7 +70,7 @@ pub(crate) fn books(conn: &mut PgConnection, limit: i64) -> Result<Vec<BookSumma
         .limit(limit)
         .load(conn)
         .map_err(query_error)?;
-    Ok(rows.into_iter().map(summary).collect())
+    Ok(rows.into_iter().map(BookSummary::from).collect())
 }
 
 /// Books whose title or author name matches `pattern`.
@@ -105,7 +79,7 @@ pub(crate) fn search_books(
     pattern: &str,
     limit: i64,
 ) -> Result<Vec<BookSummary>, Error> {
-    let rows: Vec<SummaryRow> = books::table
+    let rows: Vec<BookSummaryRow> = books::table
         .inner_join(authors::table)
         .filter(
             books::title.ilike(pattern).escape('\\').or(authors::name.ilike(pattern).escape('\\')),
@@ -122,13 +96,12 @@ pub(crate) fn search_books(
         .limit(limit)
         .load(conn)
         .map_err(query_error)?;
-    Ok(rows.into_iter().map(summary).collect())
+    Ok(rows.into_iter().map(BookSummary::from).collect())
 }
 
 /// The first `limit` books by id with descriptions.
 pub(crate) fn large_items(conn: &mut PgConnection, limit: i64) -> Result<Vec<LargeItem>, Error> {
-    type Row = (i64, String, String, String, time::Date, i32, i32);
-    let rows: Vec<Row> = books::table
+    let rows: Vec<LargeItemRow> = books::table
         .inner_join(authors::table)
         .select((
             books::id,
@@ -143,18 +116,7 @@ pub(crate) fn large_items(conn: &mut PgConnection, limit: i64) -> Result<Vec<Lar
         .limit(limit)
         .load(conn)
         .map_err(query_error)?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, title, author_name, description, published_at, price_cents, stock)| LargeItem {
-            id,
-            title,
-            author_name,
-            description,
-            published_at: Date::from(published_at),
-            price_cents,
-            stock,
-        })
-        .collect())
+    Ok(rows.into_iter().map(LargeItem::from).collect())
 }
 
 #[derive(QueryableByName)]
@@ -182,12 +144,14 @@ pub(crate) fn author_inventory(
         .map_err(query_error)?;
     Ok(rows
         .into_iter()
-        .map(|row| AuthorInventory {
-            author_id: row.id,
-            author_name: row.name,
-            book_count: row.book_count,
-            total_stock: row.total_stock,
-            average_price_cents: row.average_price_cents,
+        .map(|r| {
+            AuthorInventory::from((
+                r.id,
+                r.name,
+                r.book_count,
+                r.total_stock,
+                r.average_price_cents,
+            ))
         })
         .collect())
 }

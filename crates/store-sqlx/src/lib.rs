@@ -12,9 +12,12 @@
 
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;
-use bookstore_domain::datetime::{Date, Timestamp};
+use bookstore_domain::datetime::Timestamp;
+use bookstore_domain::model::rows::{
+    AuthorInventoryRow, BookDetailRow, BookSummaryRow, LargeItemRow,
+};
 use bookstore_domain::model::{
-    Author, AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
+    AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
 };
 use bookstore_domain::sql;
 use bookstore_domain::store::{OpenError, PoolSettings, Store};
@@ -38,19 +41,6 @@ impl SqlxStore {
     /// The pool, for tests and diagnostics.
     pub fn pool(&self) -> &PgPool {
         &self.pool
-    }
-}
-
-type SummaryRow = (i64, String, String, i32, i32, time::Date);
-
-fn summary((id, title, author_name, price_cents, stock, published_at): SummaryRow) -> BookSummary {
-    BookSummary {
-        id,
-        title,
-        author_name,
-        price_cents,
-        stock,
-        published_at: Date::from(published_at),
     }
 }
 
@@ -102,100 +92,49 @@ impl Store for SqlxStore {
     }
 
     async fn book(&self, id: i64) -> Result<Option<BookDetail>, Error> {
-        type Row = (i64, String, String, String, i64, String, String, i32, i32, time::Date);
-        let row: Option<Row> = sqlx::query_as(sql::BOOK_BY_ID)
+        let row: Option<BookDetailRow> = sqlx::query_as(sql::BOOK_BY_ID)
             .bind(id)
             .fetch_optional(&self.pool)
             .await
             .map_err(db_error)?;
-        Ok(row.map(
-            |(
-                id,
-                isbn,
-                title,
-                description,
-                author_id,
-                name,
-                bio,
-                price_cents,
-                stock,
-                published_at,
-            )| {
-                BookDetail {
-                    id,
-                    isbn,
-                    title,
-                    description,
-                    author: Author { id: author_id, name, bio },
-                    price_cents,
-                    stock,
-                    published_at: Date::from(published_at),
-                }
-            },
-        ))
+        Ok(row.map(BookDetail::from))
     }
 
     async fn books(&self, limit: i64) -> Result<Vec<BookSummary>, Error> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(sql::BOOK_LIST)
+        let rows: Vec<BookSummaryRow> = sqlx::query_as(sql::BOOK_LIST)
             .bind(limit)
             .fetch_all(&self.pool)
             .await
             .map_err(db_error)?;
-        Ok(rows.into_iter().map(summary).collect())
+        Ok(rows.into_iter().map(BookSummary::from).collect())
     }
 
     async fn search_books(&self, pattern: &str, limit: i64) -> Result<Vec<BookSummary>, Error> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(sql::BOOK_SEARCH)
+        let rows: Vec<BookSummaryRow> = sqlx::query_as(sql::BOOK_SEARCH)
             .bind(pattern)
             .bind(limit)
             .fetch_all(&self.pool)
             .await
             .map_err(db_error)?;
-        Ok(rows.into_iter().map(summary).collect())
+        Ok(rows.into_iter().map(BookSummary::from).collect())
     }
 
     async fn large_items(&self, limit: i64) -> Result<Vec<LargeItem>, Error> {
-        type Row = (i64, String, String, String, time::Date, i32, i32);
-        let rows: Vec<Row> = sqlx::query_as(sql::LARGE_ITEMS)
+        let rows: Vec<LargeItemRow> = sqlx::query_as(sql::LARGE_ITEMS)
             .bind(limit)
             .fetch_all(&self.pool)
             .await
             .map_err(db_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, title, author_name, description, published_at, price_cents, stock)| {
-                LargeItem {
-                    id,
-                    title,
-                    author_name,
-                    description,
-                    published_at: Date::from(published_at),
-                    price_cents,
-                    stock,
-                }
-            })
-            .collect())
+        Ok(rows.into_iter().map(LargeItem::from).collect())
     }
 
     async fn author_inventory(&self, limit: i64) -> Result<Vec<AuthorInventory>, Error> {
-        type Row = (i64, String, i64, i64, i64);
-        let rows: Vec<Row> = sqlx::query_as(sql::AUTHOR_INVENTORY)
+        let rows: Vec<AuthorInventoryRow> = sqlx::query_as(sql::AUTHOR_INVENTORY)
             .bind(limit)
             .fetch_all(&self.pool)
             .await
             .map_err(db_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|(author_id, author_name, book_count, total_stock, average_price_cents)| {
-                AuthorInventory {
-                    author_id,
-                    author_name,
-                    book_count,
-                    total_stock,
-                    average_price_cents,
-                }
-            })
-            .collect())
+        Ok(rows.into_iter().map(AuthorInventory::from).collect())
     }
 
     async fn checkout(&self, order: NewCheckout) -> Result<CheckoutResponse, Error> {

@@ -34,12 +34,7 @@ pub fn serve<S: Store, C: Codec>(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    runtime.worker_threads(config.workers).enable_all().thread_name(identity.service);
-    if let Some(threads) = config.blocking_threads {
-        runtime.max_blocking_threads(threads);
-    }
-    runtime.build()?.block_on(async move {
+    config.tokio_runtime(&identity)?.block_on(async move {
         let store = S::open(&config.pool).await?;
         let app = Arc::new(App::<S, C>::new(store.clone(), identity));
         listener.set_nonblocking(true)?;

@@ -4,7 +4,7 @@
 //! `tags`) or cannot repeat (timestamps, checkout ids) are replaced by placeholders.
 
 use super::*;
-use bookstore_conformance::{Client, TestResponse, query_escape};
+use bookstore_conformance::{Client, TestResponse, chunked_checkout_request, query_escape};
 
 /// One request of the sequence.
 enum Step {
@@ -135,17 +135,7 @@ fn sequence() -> Vec<Step> {
         Step::Post(Some("text/plain"), checkout_body(3)),
         Step::Post(Some("application/json; charset=utf-8"), checkout_body(6)),
     ];
-    let mut chunked =
-        b"POST /api/checkouts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-                        Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-            .to_vec();
-    for _ in 0..17 {
-        chunked.extend_from_slice(b"400\r\n");
-        chunked.extend_from_slice(&[b' '; 1024]);
-        chunked.extend_from_slice(b"\r\n");
-    }
-    chunked.extend_from_slice(b"0\r\n\r\n");
-    steps.push(Step::Raw(chunked));
+    steps.push(Step::Raw(chunked_checkout_request(17)));
     for q in ["%", "_", "\\", "' OR '1'='1", "Book 1999"] {
         steps.push(get(&format!("/api/books/search?q={}", query_escape(q))));
     }

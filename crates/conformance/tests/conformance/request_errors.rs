@@ -2,6 +2,7 @@
 //! to fix — and nothing written to the database.
 
 use super::*;
+use bookstore_conformance::chunked_checkout_request;
 
 async fn checkout_rows(app: &TestApp) -> i64 {
     let mut db = app.db().await;
@@ -120,17 +121,7 @@ conformance!(bodies_over_16_kib_are_413, |app| {
     assert!(message.contains("16384"), "{message}");
 
     // The same without a declared length: chunked transfer encoding.
-    let mut raw =
-        b"POST /api/checkouts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-                    Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-            .to_vec();
-    for _ in 0..17 {
-        raw.extend_from_slice(b"400\r\n");
-        raw.extend_from_slice(&[b' '; 1024]);
-        raw.extend_from_slice(b"\r\n");
-    }
-    raw.extend_from_slice(b"0\r\n\r\n");
-    app.raw(&raw).await.error(413, "payload_too_large");
+    app.raw(&chunked_checkout_request(17)).await.error(413, "payload_too_large");
     assert_eq!(stock_and_checkouts(app, 3).await.1, 1, "only the body at the limit was written");
 });
 

@@ -1,23 +1,12 @@
-//! The diesel store: its `table!` schema cannot drift from `schema.sql`, and its pool
-//! behaves as SPEC §1's parity rules say. Queries are checked over HTTP by the conformance
-//! suite.
+//! The diesel store's `table!` schema cannot drift from `schema.sql`. Its pool is checked
+//! with the sqlx store's by `crates/conformance/tests/stores`, its queries over HTTP by the
+//! conformance suite.
 
-use std::time::Duration;
-
-use bookstore_domain::Error;
-use bookstore_domain::store::{OpenError, PoolSettings, Store};
 use bookstore_fixture::testing::seeded_database;
 use bookstore_store_diesel::schema::{authors, books, checkouts};
-use bookstore_store_diesel::{DieselStore, SpawnBlocking};
 use diesel::expression::Expression;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
-
-type Store_ = DieselStore<SpawnBlocking>;
-
-fn settings(url: &str, max_connections: u32, acquire_timeout: Duration) -> PoolSettings {
-    PoolSettings { database_url: url.to_owned(), max_connections, acquire_timeout }
-}
 
 /// PostgreSQL's `udt_name`s a diesel SQL type may stand for (diesel's `Varchar` is `Text`).
 fn udt_names<T: 'static>() -> &'static [&'static str] {
@@ -131,54 +120,4 @@ async fn the_table_macros_match_the_sql_schema_column_by_column() {
         );
         assert_eq!(column.is_nullable, "NO", "{table}.{name} is NOT NULL in both");
     }
-}
-
-async fn client_connections(url: &str) -> i64 {
-    let mut conn = PgConnection::establish(url).unwrap();
-    #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let count: Count = diesel::sql_query(
-        "SELECT count(*) AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
-    )
-    .get_result(&mut conn)
-    .unwrap();
-    count.n
-}
-
-#[tokio::test]
-async fn open_establishes_every_connection_before_returning() {
-    let db = seeded_database().await;
-    let store = Store_::open(&settings(db.url(), 5, Duration::from_secs(5))).await.unwrap();
-    assert_eq!(store.pool().state().connections, 5);
-    assert_eq!(client_connections(db.url()).await, 5);
-    store.ping().await.unwrap();
-}
-
-#[tokio::test]
-async fn an_exhausted_pool_answers_db_unavailable_instead_of_waiting_forever() {
-    let db = seeded_database().await;
-    let store = Store_::open(&settings(db.url(), 1, Duration::from_millis(200))).await.unwrap();
-    let held = store.pool().get().unwrap();
-    let outcome =
-        tokio::time::timeout(Duration::from_secs(10), store.ping()).await.expect("ping hung");
-    assert!(matches!(outcome, Err(Error::DbUnavailable(_))), "{outcome:?}");
-    drop(held);
-    store.ping().await.expect("the connection is usable again once returned");
-}
-
-#[tokio::test]
-async fn an_unreachable_database_fails_open_naming_the_setting_without_the_password() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("postgres://bench:hunter2@127.0.0.1:{port}/books");
-    let error = Store_::open(&settings(&url, 2, Duration::from_millis(500))).await.unwrap_err();
-    let message = error.to_string();
-    assert!(matches!(error, OpenError::Connect { .. }), "{message}");
-    assert!(message.contains("--database-url/DATABASE_URL"), "{message}");
-    assert!(message.contains(&format!("127.0.0.1:{port}/books")), "{message}");
-    assert!(!message.contains("hunter2"), "{message}");
-    assert!(!message.contains('\n'), "{message}");
 }
