@@ -449,6 +449,25 @@ pub fn assert_key_order(json_text: &str, keys: &[&str]) {
     }
 }
 
+/// Waits until `waiters` sessions of `conn`'s database wait for a lock (a test holds a row
+/// lock and lets a server's request run into it).
+pub async fn wait_for_lock_waiters(conn: &mut PgConnection, waiters: i64) {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        )
+        .fetch_one(&mut *conn)
+        .await
+        .expect("read pg_stat_activity");
+        if waiting >= waiters {
+            return;
+        }
+        assert!(Instant::now() < deadline, "nobody waited for the lock within {START_TIMEOUT:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// A raw `POST /api/checkouts` whose body is `kib` KiB of spaces sent in 1 KiB chunks
 /// (`Transfer-Encoding: chunked`, so no length is declared up front).
 pub fn chunked_checkout_request(kib: usize) -> Vec<u8> {

@@ -17,7 +17,9 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::datetime::Timestamp;
 use crate::error::Error;
+use crate::model::CheckoutResponse;
 
 /// Longest accepted `customerName`, in characters.
 pub const CUSTOMER_NAME_MAX_CHARS: usize = 120;
@@ -50,6 +52,24 @@ pub struct NewCheckout {
     pub customer_email: String,
     /// 1..=100.
     pub quantity: i32,
+}
+
+impl NewCheckout {
+    /// The answer once the database has recorded this checkout as `id` at `checked_out_at`.
+    pub fn recorded(
+        self,
+        id: uuid::Uuid,
+        checked_out_at: time::OffsetDateTime,
+    ) -> CheckoutResponse {
+        CheckoutResponse {
+            id,
+            book_id: self.book_id,
+            customer_name: self.customer_name,
+            customer_email: self.customer_email,
+            quantity: self.quantity,
+            checked_out_at: Timestamp::from(checked_out_at),
+        }
+    }
 }
 
 impl CheckoutRequest {

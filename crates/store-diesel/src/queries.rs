@@ -5,7 +5,6 @@
 //! store does not send.
 
 use bookstore_domain::checkout::NewCheckout;
-use bookstore_domain::datetime::Timestamp;
 use bookstore_domain::model::rows::{BookDetailRow, BookSummaryRow, LargeItemRow};
 use bookstore_domain::model::{
     AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
@@ -208,14 +207,7 @@ pub(crate) fn checkout(
         Ok(row)
     });
     match outcome {
-        Ok((id, checked_out_at)) => Ok(CheckoutResponse {
-            id,
-            book_id: order.book_id,
-            customer_name: order.customer_name,
-            customer_email: order.customer_email,
-            quantity: order.quantity,
-            checked_out_at: Timestamp::from(checked_out_at),
-        }),
+        Ok((id, checked_out_at)) => Ok(order.recorded(id, checked_out_at)),
         Err(Abort::Refused(refusal)) => Err(refusal),
         Err(Abort::Failed(error)) => Err(query_error(error)),
     }

@@ -12,7 +12,6 @@
 
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;
-use bookstore_domain::datetime::Timestamp;
 use bookstore_domain::model::rows::{
     AuthorInventoryRow, BookDetailRow, BookSummaryRow, LargeItemRow,
 };
@@ -172,14 +171,7 @@ impl Store for SqlxStore {
             .await
             .map_err(db_error)?;
         tx.commit().await.map_err(db_error)?;
-        Ok(CheckoutResponse {
-            id,
-            book_id: order.book_id,
-            customer_name: order.customer_name,
-            customer_email: order.customer_email,
-            quantity: order.quantity,
-            checked_out_at: Timestamp::from(checked_out_at),
-        })
+        Ok(order.recorded(id, checked_out_at))
     }
 }
 

@@ -2,7 +2,7 @@
 //! to fix — and nothing written to the database.
 
 use super::*;
-use bookstore_conformance::chunked_checkout_request;
+use bookstore_conformance::{chunked_checkout_request, wait_for_lock_waiters};
 
 async fn checkout_rows(app: &TestApp) -> i64 {
     let mut db = app.db().await;
@@ -186,18 +186,7 @@ conformance!(
         let blocked =
             tokio::spawn(async move { client.post_json("/api/checkouts", checkout_body(3)).await });
         let mut watcher = app.db().await;
-        loop {
-            let waiting: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-            )
-            .fetch_one(&mut watcher)
-            .await
-            .unwrap();
-            if waiting == 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        wait_for_lock_waiters(&mut watcher, 1).await;
 
         let message = app.get("/health/db").await.error(503, "db_unavailable");
         assert!(!message.contains("127.0.0.1"), "no connection details: {message}");

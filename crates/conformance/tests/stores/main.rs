@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use bookstore_conformance::wait_for_lock_waiters;
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::store::{OpenError, PoolSettings, Store};
@@ -52,18 +53,7 @@ async fn an_exhausted_pool_answers_db_unavailable_and_recovers<S: Store>() {
         async move { store.checkout(order).await }
     });
     let mut watcher = PgConnection::connect(db.url()).await.unwrap();
-    loop {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-        )
-        .fetch_one(&mut watcher)
-        .await
-        .unwrap();
-        if waiting == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for_lock_waiters(&mut watcher, 1).await;
 
     let outcome =
         tokio::time::timeout(Duration::from_secs(10), store.ping()).await.expect("ping hung");
