@@ -1,0 +1,209 @@
+//! One HTTP/1.1 exchange on a keep-alive connection: write the pre-built request, read the
+//! whole response into a reused buffer, and say where its parts are.
+//!
+//! The socket is driven through `AsyncFd` rather than tokio's `TcpStream` for one reason:
+//! a stream only learns that its socket is empty from a read that fails with `EAGAIN`, so
+//! every exchange would cost a wasted `recv`. Here, once a whole response is in — one
+//! request in flight, no pipelining, so nothing else can be waiting — readiness is cleared
+//! by hand and the next read waits for the kernel's notification instead.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+
+use tokio::io::unix::AsyncFd;
+
+use super::ErrorKind;
+
+/// Headers a response may carry before it is refused as malformed.
+const MAX_HEADERS: usize = 32;
+/// Largest response accepted (the biggest contract body is about 61 KB).
+const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
+/// Free space kept at the end of the buffer before each read.
+const MIN_SPARE_BYTES: usize = 8 * 1024;
+
+/// A complete response, borrowed from the connection's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Response<'a> {
+    /// Status code.
+    pub status: u16,
+    /// The `Content-Type` value, if any.
+    pub content_type: Option<&'a [u8]>,
+    /// The body.
+    pub body: &'a [u8],
+}
+
+/// Where a response's parts are in the buffer.
+pub(super) struct Head {
+    status: u16,
+    content_type: Option<(usize, usize)>,
+    body: (usize, usize),
+    /// The server will close the connection after this response.
+    pub(super) close: bool,
+}
+
+impl Head {
+    pub(super) fn response<'a>(&self, buffer: &'a ReadBuffer) -> Response<'a> {
+        let bytes = buffer.filled();
+        Response {
+            status: self.status,
+            content_type: self.content_type.map(|(start, end)| &bytes[start..end]),
+            body: &bytes[self.body.0..self.body.1],
+        }
+    }
+}
+
+/// A connection's receive buffer, initialized once and reused for every response.
+pub(super) struct ReadBuffer {
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+impl ReadBuffer {
+    pub(super) fn new() -> Self {
+        Self { bytes: vec![0; 16 * 1024], filled: 0 }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.filled = 0;
+    }
+
+    fn filled(&self) -> &[u8] {
+        &self.bytes[..self.filled]
+    }
+
+    fn spare(&mut self) -> &mut [u8] {
+        if self.bytes.len() - self.filled < MIN_SPARE_BYTES {
+            let grown = (self.bytes.len() * 2).max(self.filled + MIN_SPARE_BYTES);
+            self.bytes.resize(grown, 0);
+        }
+        &mut self.bytes[self.filled..]
+    }
+}
+
+/// A client connection.
+pub(super) struct Connection(AsyncFd<std::net::TcpStream>);
+
+impl Connection {
+    /// Connects to `addr`.
+    pub(super) async fn open(addr: SocketAddr) -> std::io::Result<Self> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let stream = stream.into_std()?;
+        #[allow(unsafe_code)]
+        // SAFETY: a `std::net::TcpStream` owns its file descriptor: it is open, and
+        // `as_raw_fd` returns that same descriptor, until the stream is dropped — which only
+        // happens when this `AsyncFd` is.
+        let registered = unsafe { AsyncFd::register(stream) };
+        Ok(Self(registered.map_err(std::io::Error::from)?))
+    }
+
+    async fn write_all(&self, mut bytes: &[u8]) -> Result<(), ErrorKind> {
+        while !bytes.is_empty() {
+            // Usually the socket has room and this is one `send`.
+            match self.0.get_ref().write(bytes) {
+                Ok(0) => return Err(ErrorKind::Io),
+                Ok(written) => bytes = &bytes[written..],
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                    let mut guard = self.0.writable().await.map_err(|_| ErrorKind::Io)?;
+                    guard.clear_ready();
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(ErrorKind::Io),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sends `request` and reads one whole response into `buffer` (cleared beforehand).
+pub(super) async fn exchange(
+    connection: &Connection,
+    request: &[u8],
+    buffer: &mut ReadBuffer,
+) -> Result<Head, ErrorKind> {
+    connection.write_all(request).await?;
+    loop {
+        let mut guard = connection.0.readable().await.map_err(|_| ErrorKind::Io)?;
+        match guard.try_io(|socket| socket.get_ref().read(buffer.spare())) {
+            Ok(Ok(0)) => return Err(ErrorKind::Io),
+            Ok(Ok(read)) => buffer.filled += read,
+            Ok(Err(error)) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(Err(_)) => return Err(ErrorKind::Io),
+            // EAGAIN: `try_io` cleared readiness; wait for the next notification.
+            Err(_would_block) => continue,
+        }
+        if let Some(head) = parse(buffer.filled())? {
+            guard.clear_ready();
+            return Ok(head);
+        }
+    }
+}
+
+/// The response in `bytes` if it is complete, `None` if more must be read.
+fn parse(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Response::new(&mut headers);
+    let head_len = match parsed.parse(bytes) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ErrorKind::InvalidResponse),
+    };
+    let status = parsed.code.ok_or(ErrorKind::InvalidResponse)?;
+    let base = bytes.as_ptr() as usize;
+    let mut content_length = None;
+    let mut content_type = None;
+    let mut close = parsed.version == Some(0);
+    for header in parsed.headers.iter() {
+        if header.name.eq_ignore_ascii_case("content-length") {
+            let text = std::str::from_utf8(header.value).map_err(|_| ErrorKind::InvalidResponse)?;
+            content_length =
+                Some(text.trim().parse::<usize>().map_err(|_| ErrorKind::InvalidResponse)?);
+        } else if header.name.eq_ignore_ascii_case("content-type") {
+            let start = header.value.as_ptr() as usize - base;
+            content_type = Some((start, start + header.value.len()));
+        } else if header.name.eq_ignore_ascii_case("connection") {
+            close = header.value.eq_ignore_ascii_case(b"close");
+        }
+    }
+    // The contract requires a Content-Length on every response; chunked or read-to-close
+    // framing is itself a finding.
+    let end = head_len + content_length.ok_or(ErrorKind::InvalidResponse)?;
+    if end > MAX_RESPONSE_BYTES {
+        return Err(ErrorKind::InvalidResponse);
+    }
+    Ok((bytes.len() >= end).then_some(Head { status, content_type, body: (head_len, end), close }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_is_complete_only_with_its_whole_body() {
+        let full = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{\"status\":\"UP\"}";
+        let head = parse(full).unwrap().expect("complete");
+        assert_eq!(head.status, 200);
+        assert_eq!(&full[head.body.0..head.body.1], b"{\"status\":\"UP\"}");
+        let (start, end) = head.content_type.unwrap();
+        assert_eq!(&full[start..end], b"application/json");
+        assert!(!head.close);
+        assert!(parse(&full[..full.len() - 1]).unwrap().is_none(), "one byte short");
+        assert!(parse(&full[..20]).unwrap().is_none(), "headers not complete");
+    }
+
+    #[test]
+    fn responses_without_a_length_or_not_http_are_invalid() {
+        let chunked =
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        assert_eq!(parse(chunked).err(), Some(ErrorKind::InvalidResponse));
+        assert_eq!(parse(b"garbage garbage\r\n\r\n").err(), Some(ErrorKind::InvalidResponse));
+    }
+
+    #[test]
+    fn connection_close_and_http_1_0_end_the_connection() {
+        let closing = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n";
+        assert!(parse(closing).unwrap().unwrap().close);
+        let old = b"HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n";
+        assert!(parse(old).unwrap().unwrap().close);
+    }
+}

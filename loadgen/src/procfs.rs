@@ -1,0 +1,96 @@
+//! CPU time and memory of processes, from `/proc`.
+
+use std::fs;
+
+/// Clock ticks per second in `/proc/<pid>/stat` (Linux's USER_HZ, fixed at 100 for this
+/// interface whatever the kernel's internal tick rate).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// User + system CPU seconds `pid` has used so far; `None` if it is gone.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / TICKS_PER_SECOND)
+}
+
+/// CPU seconds of this process.
+pub fn own_cpu_seconds() -> f64 {
+    cpu_seconds(std::process::id()).unwrap_or(0.0)
+}
+
+/// `pid` and every process descending from it.
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(entries) = fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Some(parent) = parent_of(child) {
+                parents.push((child, parent));
+            }
+        }
+    }
+    let mut tree = vec![pid];
+    let mut index = 0;
+    while index < tree.len() {
+        let parent = tree[index];
+        tree.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+        index += 1;
+    }
+    tree
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// CPU seconds of `pid` and its descendants (PostgreSQL: the postmaster and its backends).
+pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
+    let tree = process_tree(pid);
+    let own = cpu_seconds(pid)?;
+    Some(own + tree.iter().skip(1).filter_map(|p| cpu_seconds(*p)).sum::<f64>())
+}
+
+/// Peak resident memory of `pid` (`VmHWM`), bytes.
+pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Resets `pid`'s peak resident memory to its current size, so the next read is the peak
+/// of what follows (Linux ≥ 4.0; needs the right to write the process's `clear_refs`).
+pub fn reset_peak_rss(pid: u32) -> bool {
+    fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_cpu_time_memory_and_is_its_own_tree_root() {
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < std::time::Duration::from_millis(30) {}
+        assert!(own_cpu_seconds() > 0.0);
+        assert!(peak_rss_bytes(std::process::id()).unwrap() > 1024 * 1024);
+        assert_eq!(process_tree(std::process::id())[0], std::process::id());
+        assert!(cpu_seconds(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn children_are_part_of_the_tree() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let tree = process_tree(std::process::id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(tree.contains(&child.id()), "{tree:?}");
+    }
+}

@@ -1,0 +1,528 @@
+//! The results file: the one source of every number in every report.
+//!
+//! A run writes one JSON document ([`RunResults`]) under `summary/results/`, rewritten
+//! atomically after every cell so a crash or Ctrl-C keeps what was measured. Units are in
+//! the field names (`_rps`, `_us`, `_seconds`, `_bytes`). Latency histograms are stored whole
+//! (HDR, V2 + deflate, base64) so runs can be merged and re-percentiled later.
+//!
+//! `schema_version` changes whenever a field changes meaning or disappears; readers refuse
+//! versions they do not know. `RESULTS.md` beside this crate documents every field.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{ErrorKind, LoadReport, PhaseCounts};
+use crate::warnings::Warning;
+
+/// Identifies a suite results document.
+pub const SCHEMA: &str = "bookstore-bench/results";
+/// Identifies a single-cell document written by `loadgen http --json`.
+pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
+/// The version of both documents' layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole suite run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunResults {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Always [`SCHEMA_VERSION`] when written by this version.
+    pub schema_version: u32,
+    /// When and how the run went.
+    pub run: RunInfo,
+    /// The machine and software the numbers come from.
+    pub environment: Environment,
+    /// Every setting of the run.
+    pub settings: Settings,
+    /// What this machine allows at best, measured in the same run.
+    pub ceilings: Ceilings,
+    /// One entry per stack, in the order they ran.
+    pub stacks: Vec<StackResults>,
+    /// Warnings about the run as a whole.
+    pub warnings: Vec<Warning>,
+}
+
+/// When and how a run went.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    /// Unique name of the run (also the file name).
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC; `None` while running or after a crash.
+    pub finished_at: Option<String>,
+    /// `running`, `complete`, `interrupted` (Ctrl-C) or `failed` (the suite itself failed).
+    pub status: String,
+    /// The command line, as given.
+    pub command_line: Vec<String>,
+}
+
+/// The machine and software the numbers come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// `git rev-parse HEAD` of the workspace, if known.
+    pub git_commit: Option<String>,
+    /// Uncommitted changes when the run started.
+    pub git_dirty: Option<bool>,
+    /// `rustc --version`.
+    pub rustc: Option<String>,
+    /// The CPU model from /proc/cpuinfo.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs available.
+    pub cpu_count: usize,
+    /// `uname -sr`.
+    pub kernel: Option<String>,
+    /// Physical memory.
+    pub memory_bytes: Option<u64>,
+    /// The PostgreSQL server version string.
+    pub postgres_version: Option<String>,
+    /// Server settings that matter for the numbers (fsync, shared_buffers, …).
+    pub postgres_settings: BTreeMap<String, String>,
+    /// Code-generation flags the binaries were built with (`.cargo/config.toml`).
+    pub rustflags: Option<String>,
+    /// Release profile of the workspace.
+    pub release_profile: String,
+    /// Version of this load generator.
+    pub loadgen_version: String,
+}
+
+/// Every setting of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Stacks asked for, in order.
+    pub stacks: Vec<String>,
+    /// Scenarios asked for, in order.
+    pub scenarios: Vec<String>,
+    /// Connections (closed-loop virtual users) per cell.
+    pub concurrency: Vec<u32>,
+    /// Warm-up before each measurement.
+    pub warmup_seconds: f64,
+    /// Each measurement window.
+    pub window_seconds: f64,
+    /// Measurements per cell.
+    pub repeat: u32,
+    /// `--pool-max` given to every stack (and the DB ceiling's pool).
+    pub pool_max: u32,
+    /// `--workers` given to every stack.
+    pub server_workers: usize,
+    /// `--blocking-threads` given to the blocking stacks.
+    pub blocking_threads: usize,
+    /// Client threads.
+    pub client_workers: usize,
+    /// A request without a response after this is an error.
+    pub request_timeout_ms: u64,
+    /// Whether PostgreSQL ran with fsync and synchronous commit on.
+    pub durable_database: bool,
+    /// `throwaway` (a cluster started for the run) or `existing` (`--database-url`).
+    pub database: String,
+    /// The pool parity rules every stack ran under (SPEC §1).
+    pub parity: Vec<String>,
+}
+
+/// What this machine allows at best.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Ceilings {
+    /// The client against the minimal responder (`health` scenario), per concurrency: the
+    /// ceiling of the scenarios without database access.
+    pub http: Vec<Cell>,
+    /// Each database scenario's statements issued directly over a pool of `pool_max`
+    /// connections with the sqlx store, no HTTP: the ceiling of the database scenarios.
+    pub db: Vec<Cell>,
+}
+
+/// One stack's results.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StackResults {
+    /// The binary's name.
+    pub name: String,
+    /// `measured`, `failed` (did not start or failed validation: not measured) or
+    /// `crashed` (exited during the measurement; later cells missing).
+    pub status: String,
+    /// Why it failed or crashed.
+    pub failure: Option<String>,
+    /// Time from process start to `/health/db` answering 200.
+    pub ready_ms: Option<u64>,
+    /// The contract check of every scenario before measuring.
+    pub validation: Vec<Validation>,
+    /// Measured cells.
+    pub cells: Vec<Cell>,
+}
+
+/// One scenario's contract check before measuring.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Validation {
+    /// Scenario name.
+    pub scenario: String,
+    /// Whether every checked response matched the contract.
+    pub passed: bool,
+    /// What did not match.
+    pub problem: Option<String>,
+}
+
+/// Closed loop (concurrency = connections) or open loop at a fixed rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum LoadMode {
+    /// Each connection sends its next request when the previous answer is in.
+    Closed,
+    /// Requests are sent at a fixed total rate; latency counts from the intended send.
+    Open {
+        /// Requests per second, all connections together.
+        rate_rps: f64,
+    },
+}
+
+/// One measured cell: scenario × concurrency (× repeat) against one target.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cell {
+    /// Scenario name (SPEC §4).
+    pub scenario: String,
+    /// Connections.
+    pub concurrency: u32,
+    /// Which repetition (0-based).
+    pub repeat: u32,
+    /// How load was offered.
+    pub mode: LoadMode,
+    /// Warm-up before the window.
+    pub warmup_seconds: f64,
+    /// The measurement window.
+    pub window_seconds: f64,
+    /// Every response completed in the window, per second.
+    pub throughput_rps: f64,
+    /// Successes completed in the window, per second.
+    pub goodput_rps: f64,
+    /// Counts in the window.
+    pub counts: Counts,
+    /// Counts during the warm-up.
+    pub warmup_counts: Counts,
+    /// Requests sent in the window and answered after it closed.
+    pub drained_counts: Counts,
+    /// Latency of successes in the window.
+    pub latency_ok_us: Option<LatencySummary>,
+    /// Latency of refusals in the window.
+    pub latency_rejected_us: Option<LatencySummary>,
+    /// The successes' HDR histogram (µs), V2 + deflate, base64; empty when none.
+    pub histogram_ok: String,
+    /// The refusals' HDR histogram (µs), V2 + deflate, base64; empty when none.
+    pub histogram_rejected: String,
+    /// The window second by second.
+    pub timeline: Vec<TimelineSecond>,
+    /// Mean requests in flight in the window by Little's law.
+    pub mean_in_flight: f64,
+    /// CPU time over the window.
+    pub cpu_seconds: CpuSeconds,
+    /// The server's peak resident memory during the cell.
+    pub server_peak_rss_bytes: Option<u64>,
+    /// SQL statements per request, from `pg_stat_statements`.
+    pub sql: Option<SqlStats>,
+    /// The write audit (write scenarios only).
+    pub audit: Option<Audit>,
+    /// The first responses that failed full validation, and why.
+    pub problems: Vec<String>,
+    /// Ctrl-C stopped this cell before its window closed.
+    pub stopped_early: bool,
+    /// What to look at before trusting this cell.
+    pub warnings: Vec<Warning>,
+}
+
+/// Counts of one phase.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Counts {
+    /// Expected successes.
+    pub ok: u64,
+    /// Expected business refusals.
+    pub rejected: u64,
+    /// Everything else.
+    pub errors: u64,
+    /// Errors by kind (`status`, `invalid_body`, `timeout`, `connect`, `io`, `invalid_response`).
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Responses by HTTP status.
+    pub responses_by_status: BTreeMap<String, u64>,
+}
+
+impl From<&PhaseCounts> for Counts {
+    fn from(phase: &PhaseCounts) -> Self {
+        Self {
+            ok: phase.ok,
+            rejected: phase.rejected,
+            errors: phase.error_total(),
+            errors_by_kind: ErrorKind::ALL
+                .iter()
+                .filter(|kind| phase.errors_of(**kind) > 0)
+                .map(|kind| (kind.name().to_owned(), phase.errors_of(*kind)))
+                .collect(),
+            responses_by_status: phase.by_status.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        }
+    }
+}
+
+impl Counts {
+    /// Every completed request.
+    pub fn total(&self) -> u64 {
+        self.ok + self.rejected + self.errors
+    }
+}
+
+/// Percentiles of a latency histogram, µs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LatencySummary {
+    /// Samples.
+    pub count: u64,
+    /// Mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// 99.9th percentile.
+    pub p999_us: u64,
+    /// Largest.
+    pub max_us: u64,
+}
+
+impl LatencySummary {
+    /// The summary of `histogram`, `None` when empty.
+    pub fn of(histogram: &Histogram<u64>) -> Option<Self> {
+        (!histogram.is_empty()).then(|| Self {
+            count: histogram.len(),
+            mean_us: histogram.mean(),
+            p50_us: histogram.value_at_quantile(0.5),
+            p90_us: histogram.value_at_quantile(0.9),
+            p99_us: histogram.value_at_quantile(0.99),
+            p999_us: histogram.value_at_quantile(0.999),
+            max_us: histogram.max(),
+        })
+    }
+}
+
+/// One second of the window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineSecond {
+    /// Seconds since the window opened.
+    pub second: u32,
+    /// Successes completed in this second.
+    pub ok: u64,
+    /// Refusals completed in this second.
+    pub rejected: u64,
+    /// Errors completed in this second.
+    pub errors: u64,
+    /// 99th percentile latency of this second's successes.
+    pub p99_ok_us: Option<u64>,
+}
+
+/// CPU time spent during the window.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSeconds {
+    /// The server process; `None` when it cannot be seen.
+    pub server: Option<f64>,
+    /// Every PostgreSQL process; `None` for a server on another machine.
+    pub postgres: Option<f64>,
+    /// This load generator.
+    pub client: f64,
+}
+
+/// SQL statements per request, from `pg_stat_statements` (reset before the cell).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SqlStats {
+    /// Statements executed (including BEGIN/COMMIT) per completed request.
+    pub statements_per_request: f64,
+    /// Statements executed during the cell (warm-up, window and drain).
+    pub statements: u64,
+    /// Requests completed during the cell (warm-up, window and drain).
+    pub requests: u64,
+    /// The most frequent statements, normalized, with their call counts.
+    pub top_statements: Vec<StatementCalls>,
+}
+
+/// One normalized statement and how often it ran.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StatementCalls {
+    /// The statement as `pg_stat_statements` normalizes it.
+    pub query: String,
+    /// Executions.
+    pub calls: u64,
+}
+
+/// The write audit of SPEC §5.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Audit {
+    /// Every check held.
+    pub passed: bool,
+    /// Rows in `checkouts`.
+    pub checkout_rows: u64,
+    /// Successful checkouts the client received (warm-up, window and drain).
+    pub acknowledged_checkouts: u64,
+    /// Books whose stock went below zero.
+    pub negative_stock_books: u64,
+    /// Books whose seeded stock minus current stock differs from the quantity of their
+    /// checkouts.
+    pub stock_mismatches: u64,
+    /// What failed, one line each.
+    pub failures: Vec<String>,
+}
+
+impl Cell {
+    /// A cell from what the client measured; CPU, memory, SQL and audit are added by the
+    /// suite.
+    pub fn from_report(
+        scenario: &str,
+        concurrency: u32,
+        repeat: u32,
+        mode: LoadMode,
+        warmup_seconds: f64,
+        report: &LoadReport,
+    ) -> Self {
+        Self {
+            scenario: scenario.to_owned(),
+            concurrency,
+            repeat,
+            mode,
+            warmup_seconds,
+            window_seconds: report.window.as_secs_f64(),
+            throughput_rps: report.throughput_rps(),
+            goodput_rps: report.goodput_rps(),
+            counts: Counts::from(&report.measure),
+            warmup_counts: Counts::from(&report.warmup),
+            drained_counts: Counts::from(&report.drain),
+            latency_ok_us: LatencySummary::of(&report.latency_ok_us),
+            latency_rejected_us: LatencySummary::of(&report.latency_rejected_us),
+            histogram_ok: encode_histogram(&report.latency_ok_us),
+            histogram_rejected: encode_histogram(&report.latency_rejected_us),
+            timeline: report
+                .timeline
+                .iter()
+                .enumerate()
+                .map(|(second, s)| TimelineSecond {
+                    second: second as u32,
+                    ok: s.ok,
+                    rejected: s.rejected,
+                    errors: s.errors,
+                    p99_ok_us: (!s.latency_ok_us.is_empty())
+                        .then(|| s.latency_ok_us.value_at_quantile(0.99)),
+                })
+                .collect(),
+            mean_in_flight: report.mean_in_flight(),
+            cpu_seconds: CpuSeconds::default(),
+            server_peak_rss_bytes: None,
+            sql: None,
+            audit: None,
+            problems: report.problems.clone(),
+            stopped_early: report.stopped_early,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Requests the server completed during the whole cell (warm-up, window, drain).
+    pub fn requests_total(&self) -> u64 {
+        self.warmup_counts.total() + self.counts.total() + self.drained_counts.total()
+    }
+}
+
+/// `histogram` as base64 of its V2 + deflate encoding; empty when it has no samples.
+pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
+    if histogram.is_empty() {
+        return String::new();
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(histogram, &mut bytes).expect("serializing to memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The histogram of [`encode_histogram`]'s text.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    if text.is_empty() {
+        return Histogram::new(3).map_err(|e| e.to_string());
+    }
+    let bytes =
+        base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?;
+    Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| e.to_string())
+}
+
+impl RunResults {
+    /// Writes the document to `path` atomically (temporary file, then rename), so a reader
+    /// or a crash never sees half a file.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let temporary = path.with_extension("json.tmp");
+        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&temporary, text)?;
+        std::fs::rename(&temporary, path)
+    }
+
+    /// Reads a results document, refusing other schemas and unknown versions.
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let probe: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+        if probe["schema"] != SCHEMA {
+            anyhow::bail!(
+                "{} is not a suite results file (schema {})",
+                path.display(),
+                probe["schema"]
+            );
+        }
+        if probe["schema_version"] != SCHEMA_VERSION {
+            anyhow::bail!(
+                "{} has schema version {}, this loadgen reads version {SCHEMA_VERSION}",
+                path.display(),
+                probe["schema_version"]
+            );
+        }
+        serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_survive_the_round_trip_exactly() {
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for value in [1, 17, 250, 250, 9_999, 1_234_567] {
+            histogram.record(value).unwrap();
+        }
+        let decoded = decode_histogram(&encode_histogram(&histogram)).unwrap();
+        assert_eq!(decoded.len(), histogram.len());
+        for quantile in [0.0, 0.5, 0.9, 0.99, 1.0] {
+            assert_eq!(decoded.value_at_quantile(quantile), histogram.value_at_quantile(quantile));
+        }
+        assert_eq!(encode_histogram(&Histogram::<u64>::new(3).unwrap()), "");
+        assert!(decode_histogram("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn percentiles_are_read_from_the_histogram() {
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for value in 1..=1000 {
+            histogram.record(value).unwrap();
+        }
+        let summary = LatencySummary::of(&histogram).unwrap();
+        assert_eq!((summary.count, summary.p50_us, summary.max_us), (1000, 500, 1000));
+        assert!(summary.p99_us >= 990 && summary.p999_us >= 999);
+        assert!(LatencySummary::of(&Histogram::<u64>::new(3).unwrap()).is_none());
+    }
+}
