@@ -2,8 +2,13 @@
 //!
 //! - [`engine`]: the HTTP/1.1 load client (closed or open loop, exact windows).
 //! - [`http`]: `loadgen http --url …`, one GET URL, for calibration.
+//! - [`scenario`]: the twelve scenarios of SPEC §4, their requests and checks.
+//! - [`validate`]: full contract checks of response bodies.
 //! - [`results`]: the versioned results document every report is rendered from.
 //! - [`warnings`]: reasons not to trust a number, with what to do.
+//! - [`suite`]: `loadgen suite`, SPEC §5 end to end.
+//! - [`report`]: the HTML summary of a results file.
+//! - [`progress`]: what the suite is doing, on a terminal or in a log.
 //! - [`procfs`]: CPU time and memory of processes.
 //!
 //! The binary's `--help` lists the commands; the README shows the main one.
@@ -11,5 +16,10 @@
 pub mod engine;
 pub mod http;
 pub mod procfs;
+pub mod progress;
+pub mod report;
 pub mod results;
+pub mod scenario;
+pub mod suite;
+pub mod validate;
 pub mod warnings;

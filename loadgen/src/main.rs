@@ -20,8 +20,84 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the benchmark suite (SPEC §5) and write the results and the HTML summary.
+    Suite(Box<SuiteArgs>),
+    /// Render the HTML summary of a results file.
+    Report(ReportArgs),
     /// Load one GET URL (2xx counts as success) and print the result; for calibration.
     Http(HttpArgs),
+}
+
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Stacks to measure, comma-separated [default: all five].
+    #[arg(long, value_delimiter = ',')]
+    stacks: Vec<String>,
+    /// Scenarios, comma-separated [default: all twelve].
+    #[arg(long, value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// Connections per cell, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,256")]
+    concurrency: Vec<u32>,
+    /// Warm-up before each window.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    warmup: Duration,
+    /// Each measurement window.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// Measurements per cell.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
+    /// A short run: 0.3 s warm-up and 1 s windows (overrides --warmup and --duration).
+    #[arg(long)]
+    quick: bool,
+    /// `--pool-max` of every stack and of the database ceiling.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pool_max: u32,
+    /// `--workers` of every stack [default: number of CPUs].
+    #[arg(long)]
+    server_workers: Option<usize>,
+    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
+    #[arg(long)]
+    blocking_threads: Option<usize>,
+    /// Client threads [default: number of CPUs, the fastest on the 2-core calibration].
+    #[arg(long)]
+    client_workers: Option<usize>,
+    /// A request without an answer after this is an error.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    request_timeout: Duration,
+    /// Fully validate one accepted response in this many per connection (0: never).
+    #[arg(long, default_value_t = 1000)]
+    validate_every: u64,
+    /// Where the release binaries are.
+    #[arg(long, default_value = "target/release")]
+    bin_dir: PathBuf,
+    /// The results file [default: summary/results/<UTC time>.json].
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// The HTML summary to write at the end.
+    #[arg(long, default_value = "summary/five-stack-summary.html")]
+    report: PathBuf,
+    /// Use this existing PostgreSQL server (its user needs CREATEDB) instead of a throwaway
+    /// cluster. Not read from DATABASE_URL on purpose: the suite truncates what it creates.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
+    /// this machine's disk as much as the stacks).
+    #[arg(long)]
+    durable: bool,
+    /// Skip the HTTP and database ceilings.
+    #[arg(long)]
+    no_ceilings: bool,
+}
+
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// The results file.
+    results: PathBuf,
+    /// Where to write the page.
+    #[arg(short, long, default_value = "summary/five-stack-summary.html")]
+    output: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -59,6 +135,8 @@ fn default_client_workers() -> usize {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Suite(args) => suite(*args),
+        Command::Report(args) => report(&args.results, &args.output),
         Command::Http(args) => http(args),
     };
     match result {
@@ -68,6 +146,120 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Sets `stop` on the first SIGINT/SIGTERM; exits at once on the second.
+fn stop_on_signal() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("signal runtime");
+        runtime.block_on(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
+            for round in 0..2 {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+                if round == 0 {
+                    eprintln!("loadgen: stopping after this cell's drain; results so far are kept (again to quit at once)");
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                } else {
+                    // Servers and the throwaway PostgreSQL die with us (parent-death signal).
+                    std::process::exit(130);
+                }
+            }
+        });
+    });
+    stop
+}
+
+fn suite(args: SuiteArgs) -> anyhow::Result<()> {
+    let stacks = if args.stacks.is_empty() {
+        bookstore_app::stacks::ALL.to_vec()
+    } else {
+        args.stacks
+            .iter()
+            .map(|name| bookstore_app::stacks::find(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?
+    };
+    let scenarios = if args.scenarios.is_empty() {
+        loadgen::scenario::Scenario::ALL.to_vec()
+    } else {
+        args.scenarios
+            .iter()
+            .map(|name| loadgen::scenario::Scenario::parse(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?
+    };
+    if args.concurrency.is_empty() || args.concurrency.contains(&0) {
+        anyhow::bail!("--concurrency needs one or more positive numbers");
+    }
+    let (warmup, duration) = if args.quick {
+        (Duration::from_millis(300), Duration::from_secs(1))
+    } else {
+        (args.warmup, args.duration)
+    };
+    if duration.is_zero() {
+        anyhow::bail!("--duration must be longer than zero");
+    }
+    let id = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z"))
+        .expect("a valid format");
+    let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
+    let options = loadgen::suite::SuiteOptions {
+        stacks,
+        scenarios,
+        concurrency: args.concurrency,
+        warmup,
+        duration,
+        repeat: args.repeat,
+        pool_max: args.pool_max,
+        server_workers: args.server_workers.unwrap_or_else(cpus).max(1),
+        blocking_threads: args.blocking_threads.unwrap_or(args.pool_max as usize).max(1),
+        client_workers: args.client_workers.unwrap_or_else(cpus).max(1),
+        request_timeout: args.request_timeout,
+        validate_every: args.validate_every,
+        bin_dir: args.bin_dir,
+        workspace: std::env::current_dir()?,
+        output: output.clone(),
+        database_url: args.database_url,
+        durable: args.durable,
+        ceilings: !args.no_ceilings,
+        command_line: std::env::args().collect(),
+    };
+    let started = std::time::Instant::now();
+    let results = loadgen::suite::run(&options, stop_on_signal())?;
+    report(&output, &args.report)?;
+    let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
+    eprintln!(
+        "loadgen: {} in {:.0} s: {measured} of {} stacks measured; results {}, summary {}",
+        results.run.status,
+        started.elapsed().as_secs_f64(),
+        results.stacks.len(),
+        output.display(),
+        args.report.display()
+    );
+    Ok(())
+}
+
+fn report(results: &std::path::Path, output: &std::path::Path) -> anyhow::Result<()> {
+    let results = loadgen::results::RunResults::read(results)?;
+    let page = loadgen::report::render(&results)?;
+    if let Some(parent) = output.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(output, page)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
 }
 
 /// Reads the client's CPU time at the window's edges.
@@ -89,18 +281,17 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
     let (addr, workload) = loadgen::http::RawGet::new(&args.url)?;
     loadgen::http::check_reachable(addr, Duration::from_secs(5))?;
     let plan = LoadPlan {
-        addr,
         connections: args.connections.max(1),
         workers: args.workers.max(1),
         warmup: args.warmup,
         duration: args.duration,
         request_timeout: args.timeout,
         rate_rps: args.rate,
-        validate_every: 0,
         stop: Arc::new(AtomicBool::new(false)),
+        live: None,
     };
     let mut cpu = ClientCpu { start: 0.0, end: 0.0 };
-    let report = engine::run(&plan, Arc::new(workload), &mut cpu);
+    let report = engine::run_http(&plan, addr, Arc::new(workload), 0, &mut cpu);
     let mode = args.rate.map_or(LoadMode::Closed, |rate_rps| LoadMode::Open { rate_rps });
     let mut cell = Cell::from_report(
         "http",

@@ -7,11 +7,13 @@
 //!   environment fallbacks.
 //! - [`cli::main`]: a server binary's whole `main`.
 //! - [`routes`]: the paths, so every router uses the same strings.
+//! - [`stacks`]: the five stacks' names, ports and parts, listed once.
 
 pub mod cli;
 pub mod config;
 pub mod handlers;
 pub mod routes;
+pub mod stacks;
 
 pub use cli::{DbCalls, ServeFn, Shutdown};
 pub use config::ServerConfig;

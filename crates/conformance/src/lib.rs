@@ -47,45 +47,29 @@ pub struct Stack {
 pub mod stacks {
     use super::*;
 
+    use bookstore_app::stacks as registry;
+
+    const fn stack(info: registry::StackInfo, serve: ServeFn) -> Stack {
+        Stack {
+            identity: info.identity,
+            tags: [info.identity.framework, info.serializer, info.db_access, "benchmark"],
+            db_calls: info.db_calls,
+            serve,
+        }
+    }
+
     /// axum + serde_json + sqlx.
-    pub const AXUM_SERDE_SQLX: Stack = Stack {
-        identity: axum_serde_sqlx::IDENTITY,
-        tags: ["axum", "serde_json", "sqlx", "benchmark"],
-        db_calls: DbCalls::Async,
-        serve: axum_serde_sqlx::serve,
-    };
-
+    pub const AXUM_SERDE_SQLX: Stack = stack(registry::AXUM_SERDE_SQLX, axum_serde_sqlx::serve);
     /// axum + serde_json + diesel on `spawn_blocking`.
-    pub const AXUM_SERDE_DIESEL: Stack = Stack {
-        identity: axum_serde_diesel::IDENTITY,
-        tags: ["axum", "serde_json", "diesel", "benchmark"],
-        db_calls: DbCalls::Blocking,
-        serve: axum_serde_diesel::serve,
-    };
-
+    pub const AXUM_SERDE_DIESEL: Stack =
+        stack(registry::AXUM_SERDE_DIESEL, axum_serde_diesel::serve);
     /// actix-web + serde_json + diesel on `web::block`.
-    pub const ACTIX_SERDE_DIESEL: Stack = Stack {
-        identity: actix_serde_diesel::IDENTITY,
-        tags: ["actix-web", "serde_json", "diesel", "benchmark"],
-        db_calls: DbCalls::Blocking,
-        serve: actix_serde_diesel::serve,
-    };
-
+    pub const ACTIX_SERDE_DIESEL: Stack =
+        stack(registry::ACTIX_SERDE_DIESEL, actix_serde_diesel::serve);
     /// actix-web + simd-json + sqlx.
-    pub const ACTIX_SIMD_SQLX: Stack = Stack {
-        identity: actix_simd_sqlx::IDENTITY,
-        tags: ["actix-web", "simd-json", "sqlx", "benchmark"],
-        db_calls: DbCalls::Async,
-        serve: actix_simd_sqlx::serve,
-    };
-
+    pub const ACTIX_SIMD_SQLX: Stack = stack(registry::ACTIX_SIMD_SQLX, actix_simd_sqlx::serve);
     /// bare hyper + sonic-rs + sqlx.
-    pub const HYPER_SONIC_SQLX: Stack = Stack {
-        identity: hyper_sonic_sqlx::IDENTITY,
-        tags: ["hyper", "sonic-rs", "sqlx", "benchmark"],
-        db_calls: DbCalls::Async,
-        serve: hyper_sonic_sqlx::serve,
-    };
+    pub const HYPER_SONIC_SQLX: Stack = stack(registry::HYPER_SONIC_SQLX, hyper_sonic_sqlx::serve);
 
     /// Every stack, in the order of SPEC §1.
     pub const ALL: [Stack; 5] =

@@ -33,17 +33,21 @@ pub struct Response<'a> {
 }
 
 /// Where a response's parts are in the buffer.
-pub(super) struct Head {
+pub(crate) struct Head {
     status: u16,
     content_type: Option<(usize, usize)>,
     body: (usize, usize),
     /// The server will close the connection after this response.
-    pub(super) close: bool,
+    pub(crate) close: bool,
 }
 
 impl Head {
     pub(super) fn response<'a>(&self, buffer: &'a ReadBuffer) -> Response<'a> {
-        let bytes = buffer.filled();
+        self.response_in(buffer.filled())
+    }
+
+    /// The response in `bytes`, the buffer it was parsed from.
+    pub(crate) fn response_in<'a>(&self, bytes: &'a [u8]) -> Response<'a> {
         Response {
             status: self.status,
             content_type: self.content_type.map(|(start, end)| &bytes[start..end]),
@@ -140,7 +144,7 @@ pub(super) async fn exchange(
 }
 
 /// The response in `bytes` if it is complete, `None` if more must be read.
-fn parse(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut parsed = httparse::Response::new(&mut headers);
     let head_len = match parsed.parse(bytes) {

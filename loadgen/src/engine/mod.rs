@@ -1,22 +1,27 @@
-//! The client engine: HTTP/1.1 keep-alive load with exact windows.
+//! The client engine: closed- or open-loop load with exact windows.
 //!
-//! `workers` threads, each running its own current-thread tokio runtime, share the
-//! connections round-robin; each connection is one task, a closed loop (send, read the whole
-//! response, send again) or, with a rate, an open loop that measures from the intended send
-//! time (no coordinated omission, as wrk2). Nothing is shared between threads while the load
-//! runs: requests are pre-built bytes picked by index, responses are parsed in place from a
-//! per-connection buffer, and every count and histogram belongs to one thread and is merged
-//! once at the end.
+//! `workers` threads, each running its own current-thread tokio runtime, share the virtual
+//! users round-robin; each user is one task that does a request, waits for the whole
+//! answer, and does the next (closed loop) or, with a rate, does its requests at fixed
+//! intended times and measures from those (open loop, no coordinated omission, as wrk2).
+//! What a request *is* comes from a [`Client`]: an HTTP/1.1 exchange on a keep-alive
+//! connection ([`HttpClient`]), or a store call for the database ceiling.
 //!
-//! Time is split into three phases by when a response *completes*: warm-up, measurement
-//! (histograms, timeline and throughput come only from here), and drain — requests sent
-//! before the measurement closed and answered after. Drained responses are counted apart, so
+//! Nothing is shared between threads while the load runs: HTTP requests are pre-built bytes
+//! picked by index, responses are parsed in place from a per-connection buffer, and every
+//! count and histogram belongs to one thread and is merged once at the end.
+//!
+//! Time is split into three phases by when a request *completes*: warm-up, measurement
+//! (histograms, timeline and throughput come only from here), and drain — requests started
+//! before the measurement closed and answered after. Drained requests are counted apart, so
 //! a write audit can add up everything the server was asked to do.
 
-mod conn;
+pub(crate) mod conn;
 pub mod picker;
 pub mod stats;
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -24,19 +29,59 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub use conn::Response;
-
-use conn::{Connection, ReadBuffer};
 pub use picker::Picker;
 pub use stats::{ErrorKind, LoadReport, Outcome, Phase, PhaseCounts};
 
+use conn::{Connection, ReadBuffer};
 use stats::WorkerStats;
 
-/// What to send and how to judge the answers.
+/// One virtual user's way of doing a request. Created once per client thread (inside it),
+/// used by that thread's users only, so it needs no locks.
+pub trait Client: 'static {
+    /// Per-user state (an HTTP connection and its buffer).
+    type Connection;
+
+    /// Prepares the thread (opens a pool); called once, inside the thread's runtime.
+    fn start(&mut self) -> impl Future<Output = Result<(), String>> {
+        async { Ok(()) }
+    }
+
+    /// The request picker of user `index` (of `users`).
+    fn picker(&self, index: usize, users: usize) -> Picker;
+
+    /// Opens a connection.
+    fn connect(&self) -> impl Future<Output = Result<Self::Connection, ErrorKind>>;
+
+    /// Does request `pick`; `Err` means the connection is unusable and must be reopened.
+    fn call(
+        &self,
+        connection: &mut Self::Connection,
+        pick: usize,
+    ) -> impl Future<Output = Result<Done, ErrorKind>>;
+
+    /// The first validation problems seen (for the report).
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A completed request as the client judged it.
+#[derive(Debug, Clone, Copy)]
+pub struct Done {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The HTTP status, if there was one.
+    pub status: Option<u16>,
+    /// The connection must be reopened (the server said `Connection: close`).
+    pub close: bool,
+}
+
+/// What to send over HTTP and how to judge the answers.
 pub trait Workload: Send + Sync + 'static {
     /// The pre-built request for pick `pick`.
     fn request(&self, pick: usize) -> &[u8];
-    /// The request picker of connection `index` (of `connections`).
-    fn picker(&self, index: usize, connections: usize) -> Picker;
+    /// The request picker of user `index` (of `users`).
+    fn picker(&self, index: usize, users: usize) -> Picker;
     /// The cheap check run on every response.
     fn classify(&self, pick: usize, response: &Response<'_>) -> Outcome;
     /// The full check run on a sample of the responses `classify` accepted.
@@ -46,9 +91,7 @@ pub trait Workload: Send + Sync + 'static {
 /// How to load one target.
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
-    /// Where to connect.
-    pub addr: SocketAddr,
-    /// Connections, one per virtual user.
+    /// Virtual users (connections).
     pub connections: usize,
     /// Client threads.
     pub workers: usize,
@@ -56,14 +99,42 @@ pub struct LoadPlan {
     pub warmup: Duration,
     /// The measurement window.
     pub duration: Duration,
-    /// A request without a complete response after this is a timeout error.
+    /// A request without a complete answer after this is a timeout error.
     pub request_timeout: Duration,
     /// Total requests per second in open-loop mode; `None` is closed loop.
     pub rate_rps: Option<f64>,
-    /// Fully validate one accepted response in this many per connection (0: never).
-    pub validate_every: u64,
     /// Set to stop early (Ctrl-C); the report then covers what was measured.
     pub stop: Arc<AtomicBool>,
+    /// Completed requests so far, for a live display; each thread adds to its own slot.
+    pub live: Option<Arc<LiveCounter>>,
+}
+
+/// Requests completed so far, one cache line per client thread (no contention).
+#[derive(Debug, Default)]
+pub struct LiveCounter {
+    slots: Vec<Slot>,
+}
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Slot(std::sync::atomic::AtomicU64);
+
+impl LiveCounter {
+    /// A counter for `threads` client threads.
+    pub fn new(threads: usize) -> Self {
+        Self { slots: (0..threads.max(1)).map(|_| Slot::default()).collect() }
+    }
+
+    /// Requests completed by all threads.
+    pub fn total(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+
+    fn add(&self, thread: usize) {
+        if let Some(slot) = self.slots.get(thread) {
+            slot.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Called on the orchestrating thread at the measurement's edges (to read CPU counters).
@@ -78,35 +149,57 @@ impl WindowHooks for () {}
 
 /// How long a failed connect waits before the next attempt, to not spin on a dead target.
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
-/// How long the threads get to connect before the warm-up starts.
-const START_DELAY: Duration = Duration::from_millis(200);
+/// How long the threads get to start and connect before the warm-up starts.
+const START_DELAY: Duration = Duration::from_millis(300);
 
-struct Shared {
+struct Window {
     plan: LoadPlan,
-    workload: Arc<dyn Workload>,
     start: Instant,
     measure_start: Instant,
     measure_end: Instant,
 }
 
-/// Runs `plan` with `workload`, blocking the calling thread until the drain is over.
-pub fn run(
+impl Window {
+    fn phase(&self, at: Instant) -> Phase {
+        if at < self.measure_start {
+            Phase::Warmup
+        } else if at < self.measure_end {
+            Phase::Measure
+        } else {
+            Phase::Drain
+        }
+    }
+
+    /// The index of `at`'s second in the measurement timeline.
+    fn second(&self, at: Instant) -> usize {
+        at.saturating_duration_since(self.measure_start).as_secs() as usize
+    }
+}
+
+/// Runs `plan` with one client per thread from `factory`, blocking the calling thread
+/// until the drain is over. Fails if a client cannot start.
+pub fn run<C, F>(
     plan: &LoadPlan,
-    workload: Arc<dyn Workload>,
+    factory: F,
     hooks: &mut dyn WindowHooks,
-) -> LoadReport {
+) -> Result<LoadReport, String>
+where
+    C: Client,
+    F: Fn(usize) -> C + Send + Sync + 'static,
+{
     let start = Instant::now() + START_DELAY;
     let measure_start = start + plan.warmup;
     let measure_end = measure_start + plan.duration;
-    let shared =
-        Arc::new(Shared { plan: plan.clone(), workload, start, measure_start, measure_end });
+    let window = Arc::new(Window { plan: plan.clone(), start, measure_start, measure_end });
+    let factory = Arc::new(factory);
     let workers = plan.workers.clamp(1, plan.connections.max(1));
     let threads: Vec<_> = (0..workers)
         .map(|worker| {
-            let shared = Arc::clone(&shared);
+            let window = Arc::clone(&window);
+            let factory = Arc::clone(&factory);
             std::thread::Builder::new()
                 .name(format!("loadgen-{worker}"))
-                .spawn(move || run_worker(&shared, worker, workers))
+                .spawn(move || run_worker(&window, factory(worker), worker, workers))
                 .expect("spawn a client thread")
         })
         .collect();
@@ -117,11 +210,18 @@ pub fn run(
     hooks.measure_ended();
 
     let mut report = LoadReport::new(plan.duration);
+    let mut failure = None;
     for thread in threads {
-        report.merge(thread.join().expect("a client thread panicked"));
+        match thread.join().expect("a client thread panicked") {
+            Ok(stats) => report.merge(stats),
+            Err(error) => failure = Some(error),
+        }
+    }
+    if let Some(error) = failure {
+        return Err(error);
     }
     report.stopped_early = plan.stop.load(Ordering::Relaxed);
-    report
+    Ok(report)
 }
 
 fn sleep_until(deadline: Instant, stop: &AtomicBool) {
@@ -134,63 +234,60 @@ fn sleep_until(deadline: Instant, stop: &AtomicBool) {
     }
 }
 
-fn run_worker(shared: &Arc<Shared>, worker: usize, workers: usize) -> WorkerStats {
+fn run_worker<C: Client>(
+    window: &Arc<Window>,
+    mut client: C,
+    worker: usize,
+    workers: usize,
+) -> Result<WorkerStats, String> {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
     let local = tokio::task::LocalSet::new();
-    let stats = Rc::new(std::cell::RefCell::new(WorkerStats::new(shared.plan.duration)));
+    let stats = Rc::new(RefCell::new(WorkerStats::new(window.plan.duration)));
     local.block_on(&runtime, async {
-        let mut tasks = Vec::new();
-        for index in (worker..shared.plan.connections).step_by(workers) {
-            let shared = Arc::clone(shared);
-            let stats = Rc::clone(&stats);
-            tasks
-                .push(tokio::task::spawn_local(async move { drive(&shared, &stats, index).await }));
+        client.start().await?;
+        let client = Rc::new(client);
+        let mut users = Vec::new();
+        for index in (worker..window.plan.connections).step_by(workers) {
+            let (window, client, stats) =
+                (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats));
+            users.push(tokio::task::spawn_local(async move {
+                drive(&window, &*client, &stats, index, worker).await
+            }));
         }
-        for task in tasks {
-            let _ = task.await;
+        for user in users {
+            let _ = user.await;
         }
-    });
-    Rc::try_unwrap(stats)
-        .map(|cell| cell.into_inner())
-        .unwrap_or_else(|_| unreachable!("tasks are done"))
+        for problem in client.problems() {
+            stats.borrow_mut().note_invalid(problem);
+        }
+        Ok::<(), String>(())
+    })?;
+    Ok(Rc::try_unwrap(stats)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|_| unreachable!("users are done")))
 }
 
-impl Shared {
-    /// The index of `at`'s second in the measurement timeline.
-    fn second(&self, at: Instant) -> usize {
-        at.saturating_duration_since(self.measure_start).as_secs() as usize
-    }
-
-    fn phase(&self, at: Instant) -> Phase {
-        if at < self.measure_start {
-            Phase::Warmup
-        } else if at < self.measure_end {
-            Phase::Measure
-        } else {
-            Phase::Drain
-        }
-    }
-}
-
-/// One virtual user: a connection that sends, reads the whole answer, and sends again.
-async fn drive(shared: &Shared, stats: &std::cell::RefCell<WorkerStats>, index: usize) {
-    let plan = &shared.plan;
-    let mut picker = shared.workload.picker(index, plan.connections);
-    let mut buffer = ReadBuffer::new();
-    let mut stream: Option<Connection> = connect(plan.addr, plan.request_timeout).await.ok();
-    // Spread the sampled validations over the connections' request counts.
-    let mut until_validation =
-        plan.validate_every.max(1) - (index as u64 % plan.validate_every.max(1));
+/// One virtual user.
+async fn drive<C: Client>(
+    window: &Window,
+    client: &C,
+    stats: &RefCell<WorkerStats>,
+    index: usize,
+    worker: usize,
+) {
+    let plan = &window.plan;
+    let mut picker = client.picker(index, plan.connections);
+    let mut connection = client.connect().await.ok();
     let interval =
         plan.rate_rps.map(|rate| Duration::from_secs_f64(plan.connections as f64 / rate));
-    let mut intended = shared.start
+    let mut intended = window.start
         + interval.map_or(Duration::ZERO, |i| i.mul_f64(index as f64 / plan.connections as f64));
-    tokio::time::sleep_until(shared.start.into()).await;
-    // One timer per connection, pushed later before each request: tokio re-arms a timer whose
+    tokio::time::sleep_until(window.start.into()).await;
+    // One timer per user, pushed later before each request: tokio re-arms a timer whose
     // deadline only moves later with an atomic store, where a fresh `timeout` per request
     // would insert into and remove from the timer wheel every time.
-    let watchdog = tokio::time::sleep_until((shared.measure_end + plan.request_timeout).into());
+    let watchdog = tokio::time::sleep_until((window.measure_end + plan.request_timeout).into());
     tokio::pin!(watchdog);
 
     loop {
@@ -209,18 +306,18 @@ async fn drive(shared: &Shared, stats: &std::cell::RefCell<WorkerStats>, index: 
                 slot
             }
         };
-        if sent >= shared.measure_end {
+        if sent >= window.measure_end {
             break;
         }
-        let connection = match stream.as_ref() {
-            Some(connection) => connection,
-            None => match connect(plan.addr, plan.request_timeout).await {
-                Ok(connection) => stream.insert(connection),
+        let current = match connection.as_mut() {
+            Some(current) => current,
+            None => match client.connect().await {
+                Ok(opened) => connection.insert(opened),
                 Err(kind) => {
                     let now = Instant::now();
                     stats.borrow_mut().record(
-                        shared.phase(now),
-                        shared.second(now),
+                        window.phase(now),
+                        window.second(now),
                         Outcome::Error(kind),
                         0,
                     );
@@ -230,53 +327,124 @@ async fn drive(shared: &Shared, stats: &std::cell::RefCell<WorkerStats>, index: 
             },
         };
         let pick = picker.pick();
-        buffer.clear();
-        let exchange = conn::exchange(connection, shared.workload.request(pick), &mut buffer);
         watchdog.as_mut().reset((sent + plan.request_timeout).into());
         let result = tokio::select! {
             biased;
-            head = exchange => Ok(head),
-            () = &mut watchdog => Err(()),
+            done = client.call(current, pick) => Some(done),
+            () = &mut watchdog => None,
         };
-        let done = Instant::now();
-        let latency_us = done.saturating_duration_since(sent).as_micros() as u64;
-        let outcome = match result {
-            Err(_) => {
-                stream = None;
-                Outcome::Error(ErrorKind::Timeout)
+        let finished = Instant::now();
+        let latency_us = finished.saturating_duration_since(sent).as_micros() as u64;
+        let (outcome, status) = match result {
+            None => {
+                connection = None;
+                (Outcome::Error(ErrorKind::Timeout), None)
             }
-            Ok(Err(kind)) => {
-                stream = None;
-                Outcome::Error(kind)
+            Some(Err(kind)) => {
+                connection = None;
+                (Outcome::Error(kind), None)
             }
-            Ok(Ok(head)) => {
-                let response = head.response(&buffer);
-                let mut outcome = shared.workload.classify(pick, &response);
-                if plan.validate_every > 0 && outcome == Outcome::Ok {
-                    until_validation -= 1;
-                    if until_validation == 0 {
-                        until_validation = plan.validate_every;
-                        if let Err(problem) = shared.workload.validate(pick, &response) {
-                            stats.borrow_mut().note_invalid(problem);
-                            outcome = Outcome::Error(ErrorKind::InvalidBody);
-                        }
-                    }
+            Some(Ok(done)) => {
+                if done.close {
+                    connection = None;
                 }
-                if head.close {
-                    stream = None;
-                }
-                stats.borrow_mut().record_status(shared.phase(done), response.status);
-                outcome
+                (done.outcome, done.status)
             }
         };
-        stats.borrow_mut().record(shared.phase(done), shared.second(done), outcome, latency_us);
+        let phase = window.phase(finished);
+        let mut stats = stats.borrow_mut();
+        if let Some(status) = status {
+            stats.record_status(phase, status);
+        }
+        stats.record(phase, window.second(finished), outcome, latency_us);
+        if let Some(live) = &plan.live {
+            live.add(worker);
+        }
     }
 }
 
-async fn connect(addr: SocketAddr, timeout: Duration) -> Result<Connection, ErrorKind> {
-    match tokio::time::timeout(timeout, Connection::open(addr)).await {
-        Ok(Ok(connection)) => Ok(connection),
-        Ok(Err(_)) => Err(ErrorKind::Connect),
-        Err(_) => Err(ErrorKind::Timeout),
+/// Requests over HTTP/1.1 keep-alive connections to one address.
+pub struct HttpClient {
+    addr: SocketAddr,
+    workload: Arc<dyn Workload>,
+    validate_every: u64,
+    opened: std::cell::Cell<u64>,
+    problems: RefCell<Vec<String>>,
+}
+
+impl HttpClient {
+    /// A client of `addr` doing `workload`, fully validating one accepted response in
+    /// `validate_every` per connection (0: never).
+    pub fn new(addr: SocketAddr, workload: Arc<dyn Workload>, validate_every: u64) -> Self {
+        Self {
+            addr,
+            workload,
+            validate_every,
+            opened: std::cell::Cell::new(0),
+            problems: RefCell::new(Vec::new()),
+        }
     }
+}
+
+/// An HTTP connection with its receive buffer.
+pub struct HttpConnection {
+    socket: Connection,
+    buffer: ReadBuffer,
+    until_validation: u64,
+}
+
+impl Client for HttpClient {
+    type Connection = HttpConnection;
+
+    fn picker(&self, index: usize, users: usize) -> Picker {
+        self.workload.picker(index, users)
+    }
+
+    async fn connect(&self) -> Result<HttpConnection, ErrorKind> {
+        let socket = Connection::open(self.addr).await.map_err(|_| ErrorKind::Connect)?;
+        // Spread the sampled validations over the connections' request counts.
+        let every = self.validate_every.max(1);
+        self.opened.set(self.opened.get() + 1);
+        let until_validation = 1 + self.opened.get() % every;
+        Ok(HttpConnection { socket, buffer: ReadBuffer::new(), until_validation })
+    }
+
+    async fn call(&self, connection: &mut HttpConnection, pick: usize) -> Result<Done, ErrorKind> {
+        connection.buffer.clear();
+        let head =
+            conn::exchange(&connection.socket, self.workload.request(pick), &mut connection.buffer)
+                .await?;
+        let response = head.response(&connection.buffer);
+        let mut outcome = self.workload.classify(pick, &response);
+        if self.validate_every > 0 && outcome == Outcome::Ok {
+            connection.until_validation -= 1;
+            if connection.until_validation == 0 {
+                connection.until_validation = self.validate_every;
+                if let Err(problem) = self.workload.validate(pick, &response) {
+                    let mut problems = self.problems.borrow_mut();
+                    if problems.len() < 5 {
+                        problems.push(problem);
+                    }
+                    outcome = Outcome::Error(ErrorKind::InvalidBody);
+                }
+            }
+        }
+        Ok(Done { outcome, status: Some(response.status), close: head.close })
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.borrow().clone()
+    }
+}
+
+/// Runs `plan` over HTTP against `addr`.
+pub fn run_http(
+    plan: &LoadPlan,
+    addr: SocketAddr,
+    workload: Arc<dyn Workload>,
+    validate_every: u64,
+    hooks: &mut dyn WindowHooks,
+) -> LoadReport {
+    run(plan, move |_| HttpClient::new(addr, Arc::clone(&workload), validate_every), hooks)
+        .expect("an HTTP client always starts")
 }

@@ -23,8 +23,7 @@ use bookstore_store_diesel::DieselStore;
 use bookstore_web_actix::WebBlock;
 
 /// This stack's name, framework and port.
-pub const IDENTITY: Identity =
-    Identity { service: "actix-serde-diesel", framework: "actix-web", default_port: 8083 };
+pub const IDENTITY: Identity = bookstore_app::stacks::ACTIX_SERDE_DIESEL.identity;
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

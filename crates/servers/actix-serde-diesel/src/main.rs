@@ -2,12 +2,7 @@
 
 use std::process::ExitCode;
 
-use bookstore_app::DbCalls;
-
 fn main() -> ExitCode {
-    bookstore_app::cli::main(
-        actix_serde_diesel::IDENTITY,
-        DbCalls::Blocking,
-        actix_serde_diesel::serve,
-    )
+    let stack = bookstore_app::stacks::ACTIX_SERDE_DIESEL;
+    bookstore_app::cli::main(stack.identity, stack.db_calls, actix_serde_diesel::serve)
 }

@@ -21,8 +21,7 @@ use bookstore_codec::SimdJson;
 use bookstore_store_sqlx::SqlxStore;
 
 /// This stack's name, framework and port.
-pub const IDENTITY: Identity =
-    Identity { service: "actix-simd-sqlx", framework: "actix-web", default_port: 8084 };
+pub const IDENTITY: Identity = bookstore_app::stacks::ACTIX_SIMD_SQLX.identity;
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

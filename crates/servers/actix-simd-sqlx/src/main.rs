@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use bookstore_app::DbCalls;
-
 fn main() -> ExitCode {
-    bookstore_app::cli::main(actix_simd_sqlx::IDENTITY, DbCalls::Async, actix_simd_sqlx::serve)
+    let stack = bookstore_app::stacks::ACTIX_SIMD_SQLX;
+    bookstore_app::cli::main(stack.identity, stack.db_calls, actix_simd_sqlx::serve)
 }

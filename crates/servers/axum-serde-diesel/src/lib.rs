@@ -23,8 +23,7 @@ use bookstore_codec::SerdeJson;
 use bookstore_store_diesel::{DieselStore, SpawnBlocking};
 
 /// This stack's name, framework and port.
-pub const IDENTITY: Identity =
-    Identity { service: "axum-serde-diesel", framework: "axum", default_port: 8082 };
+pub const IDENTITY: Identity = bookstore_app::stacks::AXUM_SERDE_DIESEL.identity;
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

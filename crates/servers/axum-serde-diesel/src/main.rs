@@ -2,12 +2,7 @@
 
 use std::process::ExitCode;
 
-use bookstore_app::DbCalls;
-
 fn main() -> ExitCode {
-    bookstore_app::cli::main(
-        axum_serde_diesel::IDENTITY,
-        DbCalls::Blocking,
-        axum_serde_diesel::serve,
-    )
+    let stack = bookstore_app::stacks::AXUM_SERDE_DIESEL;
+    bookstore_app::cli::main(stack.identity, stack.db_calls, axum_serde_diesel::serve)
 }

@@ -18,8 +18,7 @@ use bookstore_codec::SerdeJson;
 use bookstore_store_sqlx::SqlxStore;
 
 /// This stack's name, framework and port.
-pub const IDENTITY: Identity =
-    Identity { service: "axum-serde-sqlx", framework: "axum", default_port: 8081 };
+pub const IDENTITY: Identity = bookstore_app::stacks::AXUM_SERDE_SQLX.identity;
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use bookstore_app::DbCalls;
-
 fn main() -> ExitCode {
-    bookstore_app::cli::main(axum_serde_sqlx::IDENTITY, DbCalls::Async, axum_serde_sqlx::serve)
+    let stack = bookstore_app::stacks::AXUM_SERDE_SQLX;
+    bookstore_app::cli::main(stack.identity, stack.db_calls, axum_serde_sqlx::serve)
 }

@@ -20,8 +20,7 @@ use bookstore_codec::SonicRs;
 use bookstore_store_sqlx::SqlxStore;
 
 /// This stack's name, framework and port.
-pub const IDENTITY: Identity =
-    Identity { service: "hyper-sonic-sqlx", framework: "hyper", default_port: 8085 };
+pub const IDENTITY: Identity = bookstore_app::stacks::HYPER_SONIC_SQLX.identity;
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use bookstore_app::DbCalls;
-
 fn main() -> ExitCode {
-    bookstore_app::cli::main(hyper_sonic_sqlx::IDENTITY, DbCalls::Async, hyper_sonic_sqlx::serve)
+    let stack = bookstore_app::stacks::HYPER_SONIC_SQLX;
+    bookstore_app::cli::main(stack.identity, stack.db_calls, hyper_sonic_sqlx::serve)
 }

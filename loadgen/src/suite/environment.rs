@@ -1,0 +1,71 @@
+//! What the numbers were measured on.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::results::Environment;
+
+use super::database::BenchDatabase;
+
+fn run(program: &str, args: &[&str], dir: &Path) -> Option<String> {
+    let output = Command::new(program).args(args).current_dir(dir).output().ok()?;
+    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+fn proc_value(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find(|l| l.starts_with(key))?.split_once(':').map(|(_, v)| v.trim().to_owned())
+}
+
+/// The environment of a run from `workspace`.
+pub(crate) fn capture(workspace: &Path, database: &mut BenchDatabase) -> Environment {
+    let (postgres_version, postgres_settings) = database.describe();
+    let kernel = ["ostype", "osrelease"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(format!("/proc/sys/kernel/{f}")).ok())
+        .map(|s| s.trim().to_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Environment {
+        git_commit: run("git", &["rev-parse", "HEAD"], workspace),
+        git_dirty: run("git", &["status", "--porcelain", "--untracked-files=no"], workspace)
+            .map(|s| !s.is_empty()),
+        rustc: run("rustc", &["--version"], workspace),
+        cpu_model: proc_value("/proc/cpuinfo", "model name"),
+        cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        kernel: (!kernel.is_empty()).then_some(kernel),
+        memory_bytes: proc_value("/proc/meminfo", "MemTotal")
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|kib| kib * 1024),
+        postgres_version,
+        postgres_settings,
+        rustflags: std::env::var("RUSTFLAGS").ok().or_else(|| configured_rustflags(workspace)),
+        release_profile: release_profile(workspace),
+        loadgen_version: env!("CARGO_PKG_VERSION").to_owned(),
+    }
+}
+
+/// The `rustflags` line of the workspace's `.cargo/config.toml`.
+fn configured_rustflags(workspace: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(workspace.join(".cargo/config.toml")).ok()?;
+    text.lines().find(|l| l.trim_start().starts_with("rustflags")).map(|l| l.trim().to_owned())
+}
+
+/// The `[profile.release]` section of the workspace manifest, on one line.
+fn release_profile(workspace: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(workspace.join("Cargo.toml")) else {
+        return String::new();
+    };
+    text.split("[profile.release]")
+        .nth(1)
+        .map(|rest| {
+            rest.lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with('['))
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}

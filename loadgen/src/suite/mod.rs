@@ -1,0 +1,648 @@
+//! `loadgen suite`: SPEC §5 end to end.
+//!
+//! One seeded template database; then the ceilings (the client against the minimal
+//! responder; each database scenario straight through the sqlx store); then for each stack:
+//! a fresh database, the stack's release binary started with identical flags, `/health/db`,
+//! the contract check of every scenario (a stack that fails it is reported, not measured),
+//! and every scenario × concurrency × repeat — restoring the seed before each write cell and
+//! auditing after it. Per cell also: CPU seconds of the server, of PostgreSQL and of the
+//! client over the window, the server's peak RSS, and SQL statements per request. The results
+//! file is rewritten after every cell.
+
+mod ceiling;
+mod database;
+mod environment;
+mod probe;
+mod server;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bookstore_app::cli::DbCalls;
+use bookstore_app::stacks::StackInfo;
+
+pub use database::{AuditFacts, judge};
+
+use crate::engine::{self, LiveCounter, LoadPlan, LoadReport, WindowHooks};
+use crate::procfs;
+use crate::progress::Progress;
+use crate::results::{
+    Ceilings, Cell, CpuSeconds, LoadMode, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings,
+    SqlStats, StackResults, Validation,
+};
+use crate::scenario::{self, Scenario};
+use crate::warnings::{self, Warning, WarningKind};
+use server::ServerProcess;
+
+/// Everything a suite run is told.
+#[derive(Debug, Clone)]
+pub struct SuiteOptions {
+    /// Stacks to measure, in order.
+    pub stacks: Vec<StackInfo>,
+    /// Scenarios, in order.
+    pub scenarios: Vec<Scenario>,
+    /// Connections per cell.
+    pub concurrency: Vec<u32>,
+    /// Warm-up before each window.
+    pub warmup: Duration,
+    /// Each window.
+    pub duration: Duration,
+    /// Measurements per cell.
+    pub repeat: u32,
+    /// `--pool-max` of every stack (and the database ceiling's pool).
+    pub pool_max: u32,
+    /// `--workers` of every stack.
+    pub server_workers: usize,
+    /// `--blocking-threads` of the blocking stacks.
+    pub blocking_threads: usize,
+    /// Client threads.
+    pub client_workers: usize,
+    /// A request without an answer after this is an error.
+    pub request_timeout: Duration,
+    /// Fully validate one accepted response in this many per connection.
+    pub validate_every: u64,
+    /// Where the stacks' and the responder's binaries are.
+    pub bin_dir: PathBuf,
+    /// The workspace (for git and build settings in the environment).
+    pub workspace: PathBuf,
+    /// The results file to write.
+    pub output: PathBuf,
+    /// An existing server instead of a throwaway cluster.
+    pub database_url: Option<String>,
+    /// fsync and synchronous commit on in the throwaway cluster.
+    pub durable: bool,
+    /// Measure the HTTP and database ceilings.
+    pub ceilings: bool,
+    /// The command line, for the record.
+    pub command_line: Vec<String>,
+}
+
+/// The responder binary, the HTTP ceiling.
+const RESPONDER: &str = "responder";
+
+/// Connections the throwaway cluster allows beyond the pool: the suite's own, a stack
+/// starting while the previous one's are closing.
+const SPARE_CONNECTIONS: u32 = 40;
+
+impl SuiteOptions {
+    fn cells_per_stack(&self) -> u64 {
+        (self.scenarios.len() * self.concurrency.len()) as u64 * u64::from(self.repeat)
+    }
+
+    fn total_cells(&self) -> u64 {
+        let per_concurrency = self.concurrency.len() as u64 * u64::from(self.repeat);
+        let ceilings = if self.ceilings {
+            per_concurrency
+                * (1 + self.scenarios.iter().filter(|s| s.uses_database()).count() as u64)
+        } else {
+            0
+        };
+        ceilings + self.stacks.len() as u64 * self.cells_per_stack()
+    }
+
+    /// Every binary the run needs exists, or an error saying how to build them.
+    fn check_binaries(&self) -> anyhow::Result<()> {
+        let mut needed: Vec<&str> = self.stacks.iter().map(|s| s.identity.service).collect();
+        if self.ceilings {
+            needed.push(RESPONDER);
+        }
+        let missing: Vec<&str> =
+            needed.into_iter().filter(|name| !self.bin_dir.join(name).is_file()).collect();
+        if !missing.is_empty() {
+            anyhow::bail!(
+                "{} not found in {}: build them with `cargo build --release --bins` (or point --bin-dir at them)",
+                missing.join(", "),
+                self.bin_dir.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn plan(&self, concurrency: u32, stop: &Arc<AtomicBool>, live: &Arc<LiveCounter>) -> LoadPlan {
+        LoadPlan {
+            connections: concurrency as usize,
+            workers: self.client_workers,
+            warmup: self.warmup,
+            duration: self.duration,
+            request_timeout: self.request_timeout,
+            rate_rps: None,
+            stop: Arc::clone(stop),
+            live: Some(Arc::clone(live)),
+        }
+    }
+}
+
+/// The parity rules of SPEC §1 as the stacks apply them (recorded with every run).
+fn parity() -> Vec<String> {
+    [
+        "pool min = max = pool_max, every connection opened before the server reports ready",
+        "no liveness check on checkout: sqlx test_before_acquire(false), r2d2 test_on_check_out(false)",
+        "no idle timeout or maximum connection lifetime",
+        "prepared statements cached per connection: sqlx 100, diesel all (sql_query by text)",
+        "one pooled connection per request; checkout runs one transaction on it",
+        "the same release profile, system allocator and RUSTFLAGS for all five binaries",
+        "identical flags for every stack: --pool-max, --workers, --blocking-threads (diesel stacks)",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Reads CPU counters at the window's edges.
+struct CpuSampler {
+    server_pid: Option<u32>,
+    postgres_pid: Option<u32>,
+    start: (Option<f64>, Option<f64>, f64),
+    end: (Option<f64>, Option<f64>, f64),
+}
+
+impl CpuSampler {
+    fn new(server_pid: Option<u32>, postgres_pid: Option<u32>) -> Self {
+        Self { server_pid, postgres_pid, start: (None, None, 0.0), end: (None, None, 0.0) }
+    }
+
+    fn read(&self) -> (Option<f64>, Option<f64>, f64) {
+        (
+            self.server_pid.and_then(procfs::cpu_seconds),
+            self.postgres_pid.and_then(procfs::tree_cpu_seconds),
+            procfs::own_cpu_seconds(),
+        )
+    }
+
+    fn seconds(&self) -> CpuSeconds {
+        let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+        CpuSeconds {
+            server: delta(self.start.0, self.end.0),
+            postgres: delta(self.start.1, self.end.1),
+            client: self.end.2 - self.start.2,
+        }
+    }
+}
+
+impl WindowHooks for CpuSampler {
+    fn measure_started(&mut self) {
+        self.start = self.read();
+    }
+    fn measure_ended(&mut self) {
+        self.end = self.read();
+    }
+}
+
+/// A suite run in progress.
+struct Suite<'a> {
+    options: &'a SuiteOptions,
+    database: database::BenchDatabase,
+    results: RunResults,
+    progress: Progress,
+    stop: Arc<AtomicBool>,
+    logs: PathBuf,
+}
+
+/// Runs the suite, writing `options.output` after every cell; returns the final results.
+pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunResults> {
+    options.check_binaries()?;
+    let output_dir = options.output.parent().unwrap_or(Path::new(".")).to_owned();
+    std::fs::create_dir_all(&output_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output_dir.display()))?;
+    let logs = options.output.with_extension("logs");
+    std::fs::create_dir_all(&logs)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
+    let max_connections = options.pool_max * 2 + SPARE_CONNECTIONS;
+    let mut database = database::BenchDatabase::open(
+        options.database_url.as_deref(),
+        options.durable,
+        max_connections,
+    )?;
+    let environment = environment::capture(&options.workspace, &mut database);
+    let results = RunResults {
+        schema: SCHEMA.to_owned(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo {
+            id: options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned(),
+            started_at: now_rfc3339(),
+            finished_at: None,
+            status: "running".into(),
+            command_line: options.command_line.clone(),
+        },
+        environment,
+        settings: Settings {
+            stacks: options.stacks.iter().map(|s| s.identity.service.to_owned()).collect(),
+            scenarios: options.scenarios.iter().map(|s| s.name().to_owned()).collect(),
+            concurrency: options.concurrency.clone(),
+            warmup_seconds: options.warmup.as_secs_f64(),
+            window_seconds: options.duration.as_secs_f64(),
+            repeat: options.repeat,
+            pool_max: options.pool_max,
+            server_workers: options.server_workers,
+            blocking_threads: options.blocking_threads,
+            client_workers: options.client_workers,
+            request_timeout_ms: options.request_timeout.as_millis() as u64,
+            durable_database: options.durable,
+            database: database.kind().to_owned(),
+            parity: parity(),
+        },
+        ceilings: Ceilings::default(),
+        stacks: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut suite = Suite {
+        options,
+        database,
+        results,
+        progress: Progress::new(options.total_cells()),
+        stop,
+        logs,
+    };
+    if !suite.database.statements_available() {
+        suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
+    }
+    suite.save()?;
+    if options.ceilings {
+        suite.http_ceiling()?;
+        suite.db_ceiling()?;
+    }
+    for stack in &options.stacks {
+        if suite.stopped() {
+            break;
+        }
+        suite.stack(stack)?;
+    }
+    suite.progress.finish();
+    if options.duration.as_secs_f64() < warnings::SHORT_WINDOW_SECONDS {
+        let window_seconds = options.duration.as_secs_f64();
+        suite.results.warnings.push(Warning::from(WarningKind::WindowShort { window_seconds }));
+    }
+    suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
+    suite.results.run.finished_at = Some(now_rfc3339());
+    suite.save()?;
+    Ok(suite.results)
+}
+
+impl Suite<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn save(&self) -> anyhow::Result<()> {
+        self.results
+            .write(&self.options.output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
+    }
+
+    /// The cells of one target, in order: scenario × concurrency × repeat.
+    fn cells<'s>(
+        &self,
+        scenarios: impl Iterator<Item = &'s Scenario>,
+    ) -> Vec<(Scenario, u32, u32)> {
+        let mut cells = Vec::new();
+        for scenario in scenarios {
+            for &concurrency in &self.options.concurrency {
+                for repeat in 0..self.options.repeat {
+                    cells.push((*scenario, concurrency, repeat));
+                }
+            }
+        }
+        cells
+    }
+
+    fn http_ceiling(&mut self) -> anyhow::Result<()> {
+        let binary = self.options.bin_dir.join(RESPONDER);
+        let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
+        let mut responder =
+            ServerProcess::start(RESPONDER, &binary, &args, self.logs.join("responder.log"))
+                .map_err(anyhow::Error::msg)?;
+        responder
+            .wait_ready("/health")
+            .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
+        for (_, concurrency, repeat) in self.cells([Scenario::Health].iter()) {
+            if self.stopped() {
+                break;
+            }
+            let label = format!("ceiling http  health  c={concurrency}");
+            let target =
+                Target { addr: responder.addr(), pid: Some(responder.pid()), database: None };
+            let cell = self.http_cell(&label, &target, Scenario::Health, concurrency, repeat)?;
+            self.results.ceilings.http.push(cell);
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    fn db_ceiling(&mut self) -> anyhow::Result<()> {
+        let name = "bench_ceiling";
+        let url = self.database.fresh(name)?;
+        let workers = self.options.client_workers.max(1);
+        let per_thread_pool = self.options.pool_max.div_ceil(workers as u32);
+        for (scenario, concurrency, repeat) in
+            self.cells(self.options.scenarios.iter().filter(|s| s.uses_database()))
+        {
+            if self.stopped() {
+                break;
+            }
+            if scenario.writes() {
+                self.database.restore(name)?;
+            }
+            let label = format!("ceiling db    {scenario}  c={concurrency}");
+            let load = Arc::new(scenario.workload("ceiling"));
+            let url = url.clone();
+            let live = Arc::new(LiveCounter::new(workers));
+            let plan = self.options.plan(concurrency, &self.stop, &live);
+            let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
+            self.database.reset_statements();
+            let ticker = self.progress.running(label.clone(), live);
+            let report = engine::run(
+                &plan,
+                move |_| {
+                    ceiling::StoreClient::new(&url, per_thread_pool, scenario, Arc::clone(&load))
+                },
+                &mut sampler,
+            )
+            .map_err(|e| anyhow::anyhow!("the database ceiling could not open its pool: {e}"))?;
+            drop(ticker);
+            let cell = self.finish_cell(
+                &label,
+                scenario,
+                concurrency,
+                repeat,
+                &report,
+                &sampler,
+                None,
+                Some(name),
+            )?;
+            self.results.ceilings.db.push(cell);
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    fn stack(&mut self, stack: &StackInfo) -> anyhow::Result<()> {
+        let name = stack.identity.service;
+        let database = format!("bench_{}", name.replace('-', "_"));
+        let url = self.database.fresh(&database)?;
+        let mut args = vec![
+            "--database-url".to_owned(),
+            url,
+            "--pool-max".to_owned(),
+            self.options.pool_max.to_string(),
+            "--workers".to_owned(),
+            self.options.server_workers.to_string(),
+        ];
+        if stack.db_calls == DbCalls::Blocking {
+            args.extend([
+                "--blocking-threads".to_owned(),
+                self.options.blocking_threads.to_string(),
+            ]);
+        }
+        self.results.stacks.push(StackResults {
+            name: name.to_owned(),
+            status: "measured".into(),
+            failure: None,
+            ready_ms: None,
+            validation: Vec::new(),
+            cells: Vec::new(),
+        });
+        let binary = self.options.bin_dir.join(name);
+        let started =
+            ServerProcess::start(name, &binary, &args, self.logs.join(format!("{name}.log")))
+                .and_then(|mut server| {
+                    server.wait_ready("/health/db").map(|ready| (server, ready))
+                });
+        let (mut server, ready) = match started {
+            Ok(started) => started,
+            Err(error) => return self.stack_failed("failed", format!("did not start: {error}")),
+        };
+        self.current().ready_ms = Some(ready.as_millis() as u64);
+
+        let validation = validate_stack(server.addr(), &self.options.scenarios);
+        let failed: Vec<String> = validation
+            .iter()
+            .filter(|v| !v.passed)
+            .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
+            .collect();
+        self.current().validation = validation;
+        if !failed.is_empty() {
+            return self.stack_failed(
+                "failed",
+                format!("does not meet the contract: {}", failed.join("; ")),
+            );
+        }
+        self.progress
+            .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
+
+        let cells = self.cells(self.options.scenarios.iter());
+        for (index, (scenario, concurrency, repeat)) in cells.iter().copied().enumerate() {
+            if self.stopped() {
+                break;
+            }
+            if let Some(exit) = server.exited() {
+                self.progress.skipped((cells.len() - index) as u64);
+                return self.stack_failed("crashed", exit);
+            }
+            let label = format!("{name}  {scenario}  c={concurrency}");
+            let target =
+                Target { addr: server.addr(), pid: Some(server.pid()), database: Some(&database) };
+            let mut cell = self.http_cell(&label, &target, scenario, concurrency, repeat)?;
+            if let Some(exit) = server.exited() {
+                cell.warnings
+                    .push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
+                self.current().cells.push(cell);
+                self.progress.skipped((cells.len() - index - 1) as u64);
+                return self.stack_failed("crashed", exit);
+            }
+            self.current().cells.push(cell);
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    fn current(&mut self) -> &mut StackResults {
+        self.results.stacks.last_mut().expect("a stack is running")
+    }
+
+    fn stack_failed(&mut self, status: &str, why: String) -> anyhow::Result<()> {
+        let name = self.current().name.clone();
+        self.progress.note(&format!("{name}: {status}: {why}"));
+        if status == "failed" {
+            self.progress.skipped(self.options.cells_per_stack());
+        }
+        let stack = self.current();
+        stack.status = status.to_owned();
+        stack.failure = Some(why);
+        self.save()
+    }
+
+    fn http_cell(
+        &mut self,
+        label: &str,
+        target: &Target<'_>,
+        scenario: Scenario,
+        concurrency: u32,
+        repeat: u32,
+    ) -> anyhow::Result<Cell> {
+        if let (true, Some(database)) = (scenario.writes(), target.database) {
+            self.database.restore(database)?;
+        }
+        let load = Arc::new(scenario.workload(&target.addr.to_string()));
+        if let Some(pid) = target.pid {
+            procfs::reset_peak_rss(pid);
+        }
+        self.database.reset_statements();
+        let live = Arc::new(LiveCounter::new(self.options.client_workers));
+        let plan = self.options.plan(concurrency, &self.stop, &live);
+        let postgres = target.database.and(self.database.postgres_pid());
+        let mut sampler = CpuSampler::new(target.pid, postgres);
+        let ticker = self.progress.running(label.to_owned(), live);
+        let report =
+            engine::run_http(&plan, target.addr, load, self.options.validate_every, &mut sampler);
+        drop(ticker);
+        self.finish_cell(
+            label,
+            scenario,
+            concurrency,
+            repeat,
+            &report,
+            &sampler,
+            target.pid,
+            target.database,
+        )
+    }
+
+    /// Adds what the server side shows to what the client measured.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_cell(
+        &mut self,
+        label: &str,
+        scenario: Scenario,
+        concurrency: u32,
+        repeat: u32,
+        report: &LoadReport,
+        sampler: &CpuSampler,
+        server_pid: Option<u32>,
+        database: Option<&str>,
+    ) -> anyhow::Result<Cell> {
+        let warmup = self.options.warmup.as_secs_f64();
+        let mut cell = Cell::from_report(
+            scenario.name(),
+            concurrency,
+            repeat,
+            LoadMode::Closed,
+            warmup,
+            report,
+        );
+        cell.cpu_seconds = sampler.seconds();
+        cell.server_peak_rss_bytes = server_pid.and_then(procfs::peak_rss_bytes);
+        if let Some(database) = database {
+            cell.sql = self.database.statements(database).map(|(statements, top_statements)| {
+                let requests = cell.requests_total();
+                SqlStats {
+                    statements_per_request: if requests > 0 {
+                        statements as f64 / requests as f64
+                    } else {
+                        0.0
+                    },
+                    statements,
+                    requests,
+                    top_statements,
+                }
+            });
+            if scenario.writes() {
+                let acknowledged = cell.warmup_counts.ok + cell.counts.ok + cell.drained_counts.ok;
+                cell.audit = Some(self.database.audit(database, scenario, acknowledged)?);
+            }
+        }
+        cell.warnings = cell_warnings(&cell);
+        self.progress.finished(label, &cell);
+        Ok(cell)
+    }
+}
+
+/// Where a cell's load goes.
+struct Target<'a> {
+    addr: std::net::SocketAddr,
+    pid: Option<u32>,
+    database: Option<&'a str>,
+}
+
+/// The contract check of every scenario before measuring: the first few requests of each,
+/// sent one at a time and checked in full.
+fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Validation> {
+    const PER_SCENARIO: usize = 3;
+    scenarios
+        .iter()
+        .map(|&scenario| {
+            let load = scenario.workload(&addr.to_string());
+            let mut picker = engine::Workload::picker(&load, 0, 1);
+            let problem = (0..PER_SCENARIO.min(load.len().max(1))).find_map(|_| {
+                let pick = picker.pick();
+                let response = match probe::exchange(
+                    addr,
+                    engine::Workload::request(&load, pick),
+                    Duration::from_secs(10),
+                ) {
+                    Ok(response) => response,
+                    Err(error) => return Some(error),
+                };
+                if response
+                    .content_type
+                    .as_deref()
+                    .is_none_or(|ct| !ct.starts_with("application/json"))
+                {
+                    return Some(format!(
+                        "Content-Type is {:?}, not application/json",
+                        response.content_type
+                    ));
+                }
+                scenario::validate_response(
+                    scenario,
+                    load.book_id(pick),
+                    response.status,
+                    &response.body,
+                )
+                .err()
+            });
+            Validation { scenario: scenario.name().to_owned(), passed: problem.is_none(), problem }
+        })
+        .collect()
+}
+
+/// The warnings a cell deserves.
+pub fn cell_warnings(cell: &Cell) -> Vec<Warning> {
+    let mut found = Vec::new();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let used_fraction = cell.cpu_seconds.client / cell.window_seconds / cpus;
+    if used_fraction > warnings::CLIENT_CPU_LIMIT {
+        found.push(WarningKind::ClientCpuHigh { used_fraction });
+    }
+    let total = cell.counts.total();
+    if total > 0 {
+        let error_fraction = cell.counts.errors as f64 / total as f64;
+        if error_fraction > warnings::ERROR_RATE_LIMIT {
+            found.push(WarningKind::ErrorRateHigh { error_fraction });
+        }
+    }
+    if cell.mean_in_flight < warnings::IN_FLIGHT_FLOOR * f64::from(cell.concurrency) {
+        found.push(WarningKind::InFlightLow {
+            mean_in_flight: cell.mean_in_flight,
+            concurrency: cell.concurrency,
+        });
+    }
+    if let Some(audit) = &cell.audit
+        && !audit.passed
+    {
+        found.push(WarningKind::AuditFailed { failures: audit.failures.clone() });
+    }
+    if !cell.problems.is_empty() {
+        found.push(WarningKind::InvalidResponses { problems: cell.problems.clone() });
+    }
+    if cell.stopped_early {
+        found.push(WarningKind::StoppedEarly);
+    }
+    found.into_iter().map(Warning::from).collect()
+}

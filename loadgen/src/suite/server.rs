@@ -1,0 +1,136 @@
+//! A stack (or the responder) running as a child process of the suite.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use super::probe;
+
+/// How long a stack may take to answer `/health/db` after start.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stack may take to stop after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A server process; stopped when dropped, and by the kernel if the suite dies.
+pub(crate) struct ServerProcess {
+    name: String,
+    child: Child,
+    addr: SocketAddr,
+    log: PathBuf,
+    started: Instant,
+}
+
+impl ServerProcess {
+    /// Starts `binary` with `args` plus `--bind 127.0.0.1:<free port>`, its output going to
+    /// `log`.
+    pub(crate) fn start(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        log: PathBuf,
+    ) -> Result<Self, String> {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free port: {e}"))?
+            .port();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let output =
+            File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let mut command = Command::new(binary);
+        command
+            .args(args)
+            .arg("--bind")
+            .arg(addr.to_string())
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(output.try_clone().map_err(|e| e.to_string())?)
+            .stderr(output);
+        let child = bookstore_fixture::process::spawn_supervised(command)
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        Ok(Self { name: name.to_owned(), child, addr, log, started: Instant::now() })
+    }
+
+    /// Waits until `GET path` answers 200; returns the time since start.
+    pub(crate) fn wait_ready(&mut self, path: &str) -> Result<Duration, String> {
+        let deadline = self.started + READY_TIMEOUT;
+        loop {
+            if let Some(exit) = self.exited() {
+                return Err(exit);
+            }
+            if let Ok(response) = probe::get(self.addr, path, Duration::from_secs(2))
+                && response.status == 200
+            {
+                return Ok(self.started.elapsed());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{} did not answer {path} within {READY_TIMEOUT:?}; log: {}",
+                    self.name,
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `Some(why)` once the process has exited.
+    pub(crate) fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                Some(format!("{} exited with {status}; log: {}", self.name, self.log_tail()))
+            }
+            Ok(None) => None,
+            Err(e) => Some(format!("{} cannot be waited for: {e}", self.name)),
+        }
+    }
+
+    /// The end of its log, on one line.
+    pub(crate) fn log_tail(&self) -> String {
+        let mut text = String::new();
+        if let Ok(mut file) = File::open(&self.log) {
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let _ = file.seek(SeekFrom::Start(len.saturating_sub(1500)));
+            let _ = file.read_to_string(&mut text);
+        }
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() { "(empty)".into() } else { text }
+    }
+
+    fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        let _ = kill(Pid::from_raw(self.child.id() as i32), Signal::SIGTERM);
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,251 @@
+//! The suite end to end against real stack binaries on a throwaway database, with windows
+//! short enough for a test. Needs the workspace's binaries in the same target directory
+//! (`cargo build --workspace --bins`, which `scripts/test.sh` runs first).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bookstore_app::stacks;
+use loadgen::results::RunResults;
+use loadgen::scenario::Scenario;
+use loadgen::suite::{self, SuiteOptions};
+
+/// `target/debug`, where cargo put this test and the workspace's binaries.
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap().to_owned();
+    for binary in ["axum-serde-sqlx", "hyper-sonic-sqlx", "responder"] {
+        assert!(
+            dir.join(binary).is_file(),
+            "{binary} is not built in {}: run `cargo build --workspace --bins` first (scripts/test.sh does)",
+            dir.display()
+        );
+    }
+    dir
+}
+
+fn options(output: PathBuf) -> SuiteOptions {
+    SuiteOptions {
+        stacks: vec![stacks::AXUM_SERDE_SQLX],
+        scenarios: Scenario::ALL.to_vec(),
+        concurrency: vec![2, 4],
+        warmup: Duration::from_millis(100),
+        duration: Duration::from_millis(400),
+        repeat: 1,
+        pool_max: 4,
+        server_workers: 2,
+        blocking_threads: 4,
+        client_workers: 2,
+        request_timeout: Duration::from_secs(10),
+        validate_every: 10,
+        bin_dir: bin_dir(),
+        workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
+        output,
+        database_url: None,
+        durable: false,
+        ceilings: true,
+        command_line: vec!["test".into()],
+    }
+}
+
+/// These tests run one at a time: each starts servers and a cluster, checks that none is
+/// left when it ends, and would see the others' otherwise.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Processes this test process started that are still running.
+fn children() -> Vec<u32> {
+    let me = std::process::id();
+    loadgen::procfs::process_tree(me)
+        .into_iter()
+        .filter(|pid| *pid != me && bookstore_fixture::process::process_alive(*pid))
+        .collect()
+}
+
+fn wait_for_no_children() -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline && !children().is_empty() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    children()
+}
+
+#[test]
+fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("run.json");
+    let results = suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
+
+    assert_eq!(results.run.status, "complete");
+    // The file reads back under the strict schema and holds the same run (floats aside:
+    // serde_json's default parser does not promise the last bit of every f64).
+    let saved = RunResults::read(&output).unwrap();
+    assert_eq!(
+        (saved.run.clone(), saved.settings.clone()),
+        (results.run.clone(), results.settings.clone())
+    );
+    assert_eq!(saved.stacks[0].cells.len(), results.stacks[0].cells.len());
+    assert!(
+        results.environment.git_commit.is_some() && results.environment.postgres_version.is_some()
+    );
+
+    let stack = &results.stacks[0];
+    assert_eq!(
+        (stack.name.as_str(), stack.status.as_str()),
+        ("axum-serde-sqlx", "measured"),
+        "{:?}",
+        stack.failure
+    );
+    assert!(
+        stack.validation.iter().all(|v| v.passed) && stack.validation.len() == 12,
+        "{:?}",
+        stack.validation
+    );
+    assert_eq!(stack.cells.len(), 24, "12 scenarios × 2 concurrencies");
+    for scenario in Scenario::ALL {
+        for concurrency in [2, 4] {
+            let cell = stack
+                .cells
+                .iter()
+                .find(|c| c.scenario == scenario.name() && c.concurrency == concurrency)
+                .unwrap_or_else(|| panic!("no cell {scenario} c={concurrency}"));
+            let label = format!("{scenario} c={concurrency}");
+            assert_eq!(cell.counts.errors, 0, "{label}: {:?} {:?}", cell.counts, cell.problems);
+            assert!(cell.counts.ok + cell.counts.rejected > 0, "{label}: nothing measured");
+            assert!(
+                cell.latency_ok_us.is_some() || scenario == Scenario::CheckoutSoldOut,
+                "{label}"
+            );
+            assert_eq!(cell.timeline.len(), 1, "{label}: one timeline second for a 0.4 s window");
+            assert!(
+                cell.cpu_seconds.server.is_some() && cell.server_peak_rss_bytes.is_some(),
+                "{label}"
+            );
+            let sql = cell.sql.as_ref().unwrap_or_else(|| panic!("{label}: no SQL statistics"));
+            let expected_statements = match scenario {
+                Scenario::Health | Scenario::SmallJson => Some(0.0),
+                Scenario::CheckoutCreate
+                | Scenario::CheckoutHotspot
+                | Scenario::CheckoutDistributed => Some(5.0),
+                Scenario::CheckoutSoldOut => None,
+                _ => Some(1.0),
+            };
+            match expected_statements {
+                Some(expected) => assert_eq!(
+                    sql.statements_per_request, expected,
+                    "{label}: {:?}",
+                    sql.top_statements
+                ),
+                // 10 sales of 5 statements, then refusals of 3 (BEGIN, SELECT … FOR UPDATE, ROLLBACK).
+                None => {
+                    assert!((3.0..5.0).contains(&sql.statements_per_request), "{label}: {sql:?}")
+                }
+            }
+            if scenario.writes() {
+                let audit = cell.audit.as_ref().unwrap_or_else(|| panic!("{label}: no audit"));
+                assert!(audit.passed, "{label}: {:?}", audit.failures);
+                assert_eq!(audit.checkout_rows, audit.acknowledged_checkouts);
+            } else {
+                assert!(cell.audit.is_none(), "{label}");
+            }
+        }
+    }
+    let sold_out = stack.cells.iter().find(|c| c.scenario == "checkoutSoldOut").unwrap();
+    assert_eq!(sold_out.audit.as_ref().unwrap().checkout_rows, 10, "exactly 10 sales per restore");
+
+    assert_eq!(results.ceilings.http.len(), 2, "the responder at both concurrencies");
+    assert_eq!(results.ceilings.db.len(), 20, "10 database scenarios × 2 concurrencies");
+    assert!(
+        results
+            .ceilings
+            .db
+            .iter()
+            .all(|c| c.counts.errors == 0 && c.audit.as_ref().is_none_or(|a| a.passed))
+    );
+
+    let page = loadgen::report::render(&results).unwrap();
+    for text in ["axum-serde-sqlx", "checkoutSoldOut", "DB ceiling", "HTTP ceiling"] {
+        assert!(page.contains(text), "the summary lacks {text}");
+    }
+    assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
+}
+
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_owned()
+}
+
+#[test]
+fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.stacks = vec![stacks::AXUM_SERDE_SQLX, stacks::HYPER_SONIC_SQLX];
+    options.concurrency = vec![2];
+    options.ceilings = false;
+    let killer = std::thread::spawn(|| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            // `comm` is cut to 15 characters, which "axum-serde-sqlx" is exactly.
+            if let Some(pid) = children().into_iter().find(|pid| comm(*pid) == "axum-serde-sqlx") {
+                std::thread::sleep(Duration::from_secs(2)); // a few cells in
+                nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                )
+                .unwrap();
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    });
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    assert!(killer.join().unwrap(), "the server was never seen");
+
+    assert_eq!(results.run.status, "complete");
+    let crashed = &results.stacks[0];
+    assert_eq!(crashed.status, "crashed");
+    assert!(crashed.failure.as_deref().unwrap_or("").contains("exited"), "{:?}", crashed.failure);
+    assert!(!crashed.cells.is_empty() && crashed.cells.len() < 12, "{} cells", crashed.cells.len());
+    let next = &results.stacks[1];
+    assert_eq!((next.status.as_str(), next.cells.len()), ("measured", 12), "{:?}", next.failure);
+    assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
+}
+
+#[test]
+fn stopping_early_keeps_what_was_measured_and_says_so() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("run.json");
+    let mut options = options(output.clone());
+    options.concurrency = vec![2];
+    options.ceilings = false;
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopper = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline
+                && !children().iter().any(|pid| comm(*pid) == "axum-serde-sqlx")
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_secs(2));
+            stop.store(true, Ordering::Relaxed);
+        })
+    };
+    let results = suite::run(&options, stop).unwrap();
+    stopper.join().unwrap();
+    assert_eq!(results.run.status, "interrupted");
+    let saved = RunResults::read(&output).unwrap();
+    assert_eq!(saved.run.status, "interrupted");
+    let cells = saved.stacks[0].cells.len();
+    assert!(cells > 0 && cells < 12, "{cells} cells kept");
+    assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
+}

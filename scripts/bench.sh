@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The main job (see README): builds the release binaries and runs the whole suite — five
+# stacks × twelve scenarios × concurrency 128 and 256, plus the HTTP and database ceilings —
+# on a throwaway PostgreSQL, then writes summary/results/<time>.json and
+# summary/five-stack-summary.html. Arguments go to `loadgen suite` (see its --help), e.g.
+#   scripts/bench.sh --quick                      # short windows, a few minutes
+#   scripts/bench.sh --stacks axum-serde-sqlx,hyper-sonic-sqlx --repeat 3
+# Run it on a quiet machine: another build or test run at the same time halves the figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+require_cargo
+case " $* " in
+    *" --database-url"*) ;;   # an existing server: nothing to install
+    *) ensure_pg_binaries ;;
+esac
+cargo build --release --bins --locked
+exec target/release/loadgen suite "$@"

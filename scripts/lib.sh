@@ -1,0 +1,41 @@
+# Shared by scripts/test.sh and scripts/bench.sh (sourced, not run): checks for the tools
+# they need and installs PostgreSQL's server binaries with apt when missing and allowed.
+
+die() { echo "${0##*/}: $*" >&2; exit 1; }
+
+require_cargo() {
+    command -v cargo >/dev/null || die "cargo not found: install a Rust toolchain (https://rustup.rs)"
+}
+
+have_pg_binaries() {
+    local dir
+    for dir in ${PG_BIN_DIR:-} $(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/x)") /usr/lib/postgresql/*/bin; do
+        [ -x "$dir/initdb" ] && [ -x "$dir/postgres" ] && return 0
+    done
+    return 1
+}
+
+install_pg_binaries() {
+    echo "${0##*/}: installing PostgreSQL server binaries with apt-get (no server is started)" >&2
+    # Debian's package would start a system-wide cluster; only the binaries are needed.
+    local policy=/usr/sbin/policy-rc.d added_policy=
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && added_policy=1
+    fi
+    local status=0
+    { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; } || status=$?
+    [ -n "$added_policy" ] && rm -f "$policy"
+    return $status
+}
+
+# Makes sure a throwaway cluster can be started, or says in one line what to do.
+ensure_pg_binaries() {
+    have_pg_binaries && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        install_pg_binaries || die "installing PostgreSQL failed: run 'apt-get install postgresql' yourself, or use an existing server"
+        have_pg_binaries || die "PostgreSQL was installed but initdb/postgres are still not found: set PG_BIN_DIR to their directory"
+    else
+        die "PostgreSQL server binaries (initdb, postgres) not found: install them (Debian: sudo apt-get install postgresql), set PG_BIN_DIR to their directory, or use an existing server"
+    fi
+}
