@@ -220,7 +220,8 @@ pub struct Cell {
     pub histogram_rejected: String,
     /// The window second by second.
     pub timeline: Vec<TimelineSecond>,
-    /// Mean requests in flight in the window by Little's law.
+    /// Mean requests in flight in the window: each request's time in flight inside the
+    /// window, summed, divided by the window (Little's law's quantity, measured exactly).
     pub mean_in_flight: f64,
     /// CPU time over the window.
     pub cpu_seconds: CpuSeconds,
@@ -524,5 +525,115 @@ mod tests {
         assert_eq!((summary.count, summary.p50_us, summary.max_us), (1000, 500, 1000));
         assert!(summary.p99_us >= 990 && summary.p999_us >= 999);
         assert!(LatencySummary::of(&Histogram::<u64>::new(3).unwrap()).is_none());
+    }
+}
+
+#[cfg(test)]
+mod documentation {
+    use super::*;
+    use crate::warnings::WarningKind;
+
+    /// Every key of `value`, recursively (array elements included).
+    fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    out.insert(key.clone());
+                    keys(value, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, out)),
+            _ => {}
+        }
+    }
+
+    fn cell() -> Cell {
+        let mut report = LoadReport::new(std::time::Duration::from_secs(1));
+        report.latency_ok_us.record(100).unwrap();
+        report.latency_rejected_us.record(100).unwrap();
+        report.measure.by_status.insert(200, 1);
+        report.measure.errors[0] = 1;
+        let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, 1.0, &report);
+        cell.sql = Some(SqlStats {
+            statements_per_request: 1.0,
+            statements: 1,
+            requests: 1,
+            top_statements: vec![StatementCalls { query: "q".into(), calls: 1 }],
+        });
+        cell.audit = Some(Audit {
+            passed: true,
+            checkout_rows: 0,
+            acknowledged_checkouts: 0,
+            negative_stock_books: 0,
+            stock_mismatches: 0,
+            failures: vec![],
+        });
+        cell.warnings = vec![
+            WarningKind::ClientCpuHigh { used_fraction: 1.0 }.into(),
+            WarningKind::ErrorRateHigh { error_fraction: 1.0 }.into(),
+            WarningKind::InFlightLow { mean_in_flight: 1.0, concurrency: 2 }.into(),
+            WarningKind::AuditFailed { failures: vec![] }.into(),
+            WarningKind::WindowShort { window_seconds: 1.0 }.into(),
+            WarningKind::ServerCrashed { detail: String::new() }.into(),
+            WarningKind::StoppedEarly.into(),
+            WarningKind::InvalidResponses { problems: vec![] }.into(),
+        ];
+        cell
+    }
+
+    #[test]
+    fn every_field_a_results_file_can_hold_is_documented() {
+        let results = RunResults {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                id: String::new(),
+                started_at: String::new(),
+                finished_at: None,
+                status: String::new(),
+                command_line: vec![],
+            },
+            environment: Environment::default(),
+            settings: Settings {
+                stacks: vec![],
+                scenarios: vec![],
+                concurrency: vec![],
+                warmup_seconds: 0.0,
+                window_seconds: 0.0,
+                repeat: 1,
+                pool_max: 1,
+                server_workers: 1,
+                blocking_threads: 1,
+                client_workers: 1,
+                request_timeout_ms: 1,
+                durable_database: false,
+                database: String::new(),
+                parity: vec![],
+            },
+            ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
+            stacks: vec![StackResults {
+                name: String::new(),
+                status: String::new(),
+                failure: None,
+                ready_ms: None,
+                validation: vec![Validation {
+                    scenario: String::new(),
+                    passed: true,
+                    problem: None,
+                }],
+                cells: vec![cell()],
+            }],
+            warnings: vec![WarningKind::StoppedEarly.into()],
+        };
+        let mut found = std::collections::BTreeSet::new();
+        keys(&serde_json::to_value(&results).unwrap(), &mut found);
+        let documentation = include_str!("../RESULTS.md");
+        let undocumented: Vec<&String> = found
+            .iter()
+            // Status codes and error kinds are map keys, documented as lists.
+            .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))
+            .filter(|key| !documentation.contains(&format!("`{key}`")))
+            .collect();
+        assert!(undocumented.is_empty(), "fields missing from RESULTS.md: {undocumented:?}");
     }
 }

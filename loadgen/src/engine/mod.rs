@@ -170,6 +170,13 @@ impl Window {
         }
     }
 
+    /// How much of `[from, to]` lies inside the measurement window, µs.
+    fn overlap_us(&self, from: Instant, to: Instant) -> u64 {
+        let start = from.max(self.measure_start);
+        let end = to.min(self.measure_end);
+        end.saturating_duration_since(start).as_micros() as u64
+    }
+
     /// The index of `at`'s second in the measurement timeline.
     fn second(&self, at: Instant) -> usize {
         at.saturating_duration_since(self.measure_start).as_secs() as usize
@@ -320,6 +327,7 @@ async fn drive<C: Client>(
                         window.second(now),
                         Outcome::Error(kind),
                         0,
+                        0,
                     );
                     tokio::time::sleep(RECONNECT_BACKOFF).await;
                     continue;
@@ -356,7 +364,13 @@ async fn drive<C: Client>(
         if let Some(status) = status {
             stats.record_status(phase, status);
         }
-        stats.record(phase, window.second(finished), outcome, latency_us);
+        stats.record(
+            phase,
+            window.second(finished),
+            outcome,
+            latency_us,
+            window.overlap_us(sent, finished),
+        );
         if let Some(live) = &plan.live {
             live.add(worker);
         }

@@ -150,7 +150,7 @@ pub(crate) struct WorkerStats {
     status_counts: [[u64; 600]; 3],
     latency_ok_us: Histogram<u64>,
     latency_rejected_us: Histogram<u64>,
-    latency_sum_us: u64,
+    in_flight_us: u64,
     timeline: Vec<Second>,
     problems: Vec<String>,
 }
@@ -163,7 +163,7 @@ impl WorkerStats {
             status_counts: [[0; 600]; 3],
             latency_ok_us: histogram(),
             latency_rejected_us: histogram(),
-            latency_sum_us: 0,
+            in_flight_us: 0,
             timeline: (0..seconds)
                 .map(|_| Second { ok: 0, rejected: 0, errors: 0, latency_ok_us: histogram() })
                 .collect(),
@@ -172,6 +172,7 @@ impl WorkerStats {
     }
 
     /// Records one completed request; `second` is its index in the measurement timeline.
+    /// `in_window_us` is the part of its time in flight that fell inside the window.
     #[inline]
     pub(crate) fn record(
         &mut self,
@@ -179,12 +180,13 @@ impl WorkerStats {
         second: usize,
         outcome: Outcome,
         latency_us: u64,
+        in_window_us: u64,
     ) {
         self.phases[phase as usize].add(outcome);
+        self.in_flight_us += in_window_us;
         if phase != Phase::Measure {
             return;
         }
-        self.latency_sum_us += latency_us;
         let latency = latency_us.clamp(1, HISTOGRAM_MAX_US);
         let slot = self.timeline.get_mut(second);
         match outcome {
@@ -240,8 +242,8 @@ pub struct LoadReport {
     pub latency_ok_us: Histogram<u64>,
     /// Latency of refusals in the window, µs.
     pub latency_rejected_us: Histogram<u64>,
-    /// Sum of the latencies of every request completed in the window, µs (Little's law).
-    pub latency_sum_us: u64,
+    /// Time requests spent in flight inside the window, summed over requests, µs.
+    pub in_flight_us: u64,
     /// The window second by second.
     pub timeline: Vec<Second>,
     /// The first validation problems, for the report.
@@ -260,7 +262,7 @@ impl LoadReport {
             drain: PhaseCounts::default(),
             latency_ok_us: empty.latency_ok_us,
             latency_rejected_us: empty.latency_rejected_us,
-            latency_sum_us: 0,
+            in_flight_us: 0,
             timeline: empty.timeline,
             problems: Vec::new(),
             stopped_early: false,
@@ -279,7 +281,7 @@ impl LoadReport {
         self.drain.merge(drain);
         self.latency_ok_us.add(&worker.latency_ok_us).expect("same histogram bounds");
         self.latency_rejected_us.add(&worker.latency_rejected_us).expect("same histogram bounds");
-        self.latency_sum_us += worker.latency_sum_us;
+        self.in_flight_us += worker.in_flight_us;
         for (mine, theirs) in self.timeline.iter_mut().zip(&worker.timeline) {
             mine.ok += theirs.ok;
             mine.rejected += theirs.rejected;
@@ -303,10 +305,12 @@ impl LoadReport {
         self.measure.ok as f64 / self.window.as_secs_f64()
     }
 
-    /// Mean requests in flight during the window by Little's law: the time all requests
-    /// completed in the window spent in flight, divided by the window.
+    /// Mean requests in flight during the window: the time every request spent in flight
+    /// inside the window, divided by the window — the exact time average, where Little's law
+    /// (throughput × mean latency) is its steady-state estimate and errs at the window's
+    /// edges when latency is a sizeable part of the window.
     pub fn mean_in_flight(&self) -> f64 {
-        self.latency_sum_us as f64 / self.window.as_micros() as f64
+        self.in_flight_us as f64 / self.window.as_micros() as f64
     }
 }
 
@@ -321,9 +325,9 @@ mod tests {
     #[test]
     fn only_the_measurement_window_feeds_histograms_and_timeline() {
         let mut s = stats();
-        s.record(Phase::Warmup, 0, Outcome::Ok, 100);
-        s.record(Phase::Measure, 1, Outcome::Ok, 200);
-        s.record(Phase::Drain, 0, Outcome::Ok, 300);
+        s.record(Phase::Warmup, 0, Outcome::Ok, 100, 0);
+        s.record(Phase::Measure, 1, Outcome::Ok, 200, 200);
+        s.record(Phase::Drain, 0, Outcome::Ok, 300, 100);
         assert_eq!(s.latency_ok_us.len(), 1);
         assert_eq!(s.latency_ok_us.max(), 200);
         assert_eq!((s.timeline[0].ok, s.timeline[1].ok), (0, 1));
@@ -337,15 +341,15 @@ mod tests {
     #[test]
     fn outcomes_are_counted_apart_and_refusals_have_their_own_histogram() {
         let mut s = stats();
-        s.record(Phase::Measure, 0, Outcome::Ok, 10);
-        s.record(Phase::Measure, 0, Outcome::Rejected, 20);
-        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Timeout), 30);
-        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Status), 40);
+        s.record(Phase::Measure, 0, Outcome::Ok, 10, 10);
+        s.record(Phase::Measure, 0, Outcome::Rejected, 20, 20);
+        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Timeout), 30, 30);
+        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Status), 40, 40);
         let measure = &s.phases[1];
         assert_eq!((measure.ok, measure.rejected, measure.error_total()), (1, 1, 2));
         assert_eq!(measure.errors_of(ErrorKind::Timeout), 1);
         assert_eq!((s.latency_ok_us.len(), s.latency_rejected_us.len()), (1, 1));
-        assert_eq!(s.latency_sum_us, 100, "errors count for Little's law too");
+        assert_eq!(s.in_flight_us, 100, "errors were in flight too");
     }
 
     #[test]
@@ -353,9 +357,9 @@ mod tests {
         let mut report = LoadReport::new(Duration::from_secs(2));
         for latency in [100, 300] {
             let mut s = WorkerStats::new(Duration::from_secs(2));
-            s.record(Phase::Measure, 1, Outcome::Ok, latency);
+            s.record(Phase::Measure, 1, Outcome::Ok, latency, latency);
             s.record_status(Phase::Measure, 200);
-            s.record(Phase::Drain, 0, Outcome::Rejected, 5);
+            s.record(Phase::Drain, 0, Outcome::Rejected, 5, 5);
             report.merge(s);
         }
         assert_eq!(report.measure.ok, 2);
@@ -368,17 +372,20 @@ mod tests {
     }
 
     #[test]
-    fn rates_and_littles_law_come_from_the_window() {
+    fn rates_and_requests_in_flight_come_from_the_window() {
         let mut report = LoadReport::new(Duration::from_secs(2));
         let mut s = WorkerStats::new(Duration::from_secs(2));
         for _ in 0..1000 {
-            s.record(Phase::Measure, 0, Outcome::Ok, 4_000); // 4 ms each
+            s.record(Phase::Measure, 0, Outcome::Ok, 4_000, 4_000); // 4 ms each, all inside
         }
-        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Io), 0);
+        s.record(Phase::Measure, 0, Outcome::Error(ErrorKind::Io), 0, 0);
+        // Started in the warm-up, 1 ms of it inside the window; answered in the drain, 3 ms inside.
+        s.record(Phase::Measure, 0, Outcome::Ok, 5_000, 1_000);
+        s.record(Phase::Drain, 0, Outcome::Ok, 5_000, 3_000);
         report.merge(s);
-        assert_eq!(report.throughput_rps(), 500.5);
-        assert_eq!(report.goodput_rps(), 500.0);
-        // 1000 requests × 4 ms in a 2 s window: on average 2 in flight.
-        assert!((report.mean_in_flight() - 2.0).abs() < 1e-9);
+        assert_eq!(report.throughput_rps(), 501.0);
+        assert_eq!(report.goodput_rps(), 500.5);
+        // (1000 × 4 ms + 1 ms + 3 ms) in a 2 s window: on average 2.002 in flight.
+        assert!((report.mean_in_flight() - 2.002).abs() < 1e-9);
     }
 }

@@ -1,0 +1,145 @@
+//! The engine against a scripted in-process server: what it counts, when, and how it
+//! measures latency when the server stalls.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use loadgen::engine::{self, LoadPlan, LoadReport};
+use loadgen::http::RawGet;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{\"status\":\"UP\"}";
+
+/// A keep-alive server answering every request at once, except: request number `stall_at`
+/// (counted over all connections, from 1) waits `stall` first, and with `delay` every answer
+/// waits that long.
+fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let served = Arc::new(AtomicU64::new(0));
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let served = Arc::clone(&served);
+                tokio::spawn(async move {
+                    let mut buffer = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    loop {
+                        while !buffer.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let end = buffer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                        buffer.drain(..end);
+                        let number = served.fetch_add(1, Ordering::Relaxed) + 1;
+                        if number == stall_at {
+                            tokio::time::sleep(stall).await;
+                        }
+                        if !delay.is_zero() {
+                            tokio::time::sleep(delay).await;
+                        }
+                        if stream.write_all(RESPONSE).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    addr
+}
+
+fn plan(
+    connections: usize,
+    warmup: Duration,
+    duration: Duration,
+    rate_rps: Option<f64>,
+) -> LoadPlan {
+    LoadPlan {
+        connections,
+        workers: 1,
+        warmup,
+        duration,
+        request_timeout: Duration::from_secs(10),
+        rate_rps,
+        stop: Arc::new(AtomicBool::new(false)),
+        live: None,
+    }
+}
+
+fn run(addr: SocketAddr, plan: &LoadPlan) -> LoadReport {
+    let (_, workload) = RawGet::new(&format!("http://{addr}/health")).unwrap();
+    engine::run_http(plan, addr, Arc::new(workload), 0, &mut ())
+}
+
+/// Requests in the window slower than `threshold`.
+fn slower_than(report: &LoadReport, threshold_us: u64) -> u64 {
+    report
+        .latency_ok_us
+        .iter_recorded()
+        .filter(|v| v.value_iterated_to() > threshold_us)
+        .map(|v| v.count_at_value())
+        .sum()
+}
+
+#[test]
+fn open_loop_counts_every_request_a_stall_delayed_closed_loop_only_the_stalled_one() {
+    // 100 requests per second on one connection for 2 s; the 60th request (in the window,
+    // after 0.3 s of warm-up) stalls 500 ms.
+    let open = run(
+        server(60, Duration::from_millis(500), Duration::ZERO),
+        &plan(1, Duration::from_millis(300), Duration::from_secs(2), Some(100.0)),
+    );
+    assert!(
+        (190..=210).contains(&open.measure.ok),
+        "the schedule decides the count: {}",
+        open.measure.ok
+    );
+    // Every request scheduled during the stall was sent late and counts from its slot:
+    // the ~45 slots in the 450 ms before the stall ended waited more than 50 ms.
+    let delayed = slower_than(&open, 50_000);
+    assert!((40..=55).contains(&delayed), "{delayed} requests over 50 ms in open loop");
+
+    let closed = run(
+        server(60, Duration::from_millis(500), Duration::ZERO),
+        &plan(1, Duration::from_millis(300), Duration::from_secs(2), None),
+    );
+    let closed_delayed = slower_than(&closed, 50_000);
+    assert!(
+        (1..=3).contains(&closed_delayed),
+        "closed loop sees only the stalled request, {closed_delayed}"
+    );
+}
+
+#[test]
+fn answers_after_the_window_closes_are_drained_and_counted_apart() {
+    // Every answer takes 300 ms: a request sent near the end of the 1 s window completes after it.
+    let report = run(
+        server(0, Duration::ZERO, Duration::from_millis(300)),
+        &plan(4, Duration::from_millis(100), Duration::from_secs(1), None),
+    );
+    assert_eq!(report.drain.ok, 4, "each connection had one request in flight at the close");
+    assert!(report.measure.ok >= 8, "{}", report.measure.ok);
+    assert_eq!(report.measure.error_total() + report.drain.error_total(), 0);
+    // Four connections, each always waiting on an answer: four in flight throughout, also
+    // across the window's edges (where throughput × mean latency would say 3.6 here).
+    let in_flight = report.mean_in_flight();
+    assert!((3.9..=4.05).contains(&in_flight), "in flight {in_flight}");
+}
+
+#[test]
+fn a_target_that_refuses_connections_is_counted_as_connect_errors() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let report = run(addr, &plan(2, Duration::ZERO, Duration::from_millis(300), None));
+    assert_eq!(report.measure.ok, 0);
+    assert!(report.measure.errors_of(loadgen::engine::ErrorKind::Connect) > 0);
+}
