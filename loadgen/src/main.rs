@@ -22,8 +22,10 @@ struct Cli {
 enum Command {
     /// Run the benchmark suite (SPEC §5) and write the results and the HTML summary.
     Suite(Box<SuiteArgs>),
-    /// Render the HTML summary of a results file.
+    /// Render the HTML summary of results files.
     Report(ReportArgs),
+    /// Compare two sets of runs cell by cell (terminal table, and HTML with -o).
+    Compare(CompareArgs),
     /// Load one GET URL (2xx counts as success) and print the result; for calibration.
     Http(HttpArgs),
 }
@@ -92,9 +94,23 @@ struct SuiteArgs {
 }
 
 #[derive(clap::Args)]
+struct CompareArgs {
+    /// The runs before: a results file, or several separated by commas.
+    #[arg(required = true, num_args = 1, value_delimiter = ',')]
+    base: Vec<PathBuf>,
+    /// The runs after, likewise.
+    #[arg(required = true, num_args = 1, value_delimiter = ',')]
+    new: Vec<PathBuf>,
+    /// Also write the comparison as HTML here.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 struct ReportArgs {
-    /// The results file.
-    results: PathBuf,
+    /// Results files; several are read as repeats of the same suite.
+    #[arg(required = true)]
+    results: Vec<PathBuf>,
     /// Where to write the page.
     #[arg(short, long, default_value = "summary/five-stack-summary.html")]
     output: PathBuf,
@@ -137,6 +153,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Suite(args) => suite(*args),
         Command::Report(args) => report(&args.results, &args.output),
+        Command::Compare(args) => compare(&args),
         Command::Http(args) => http(args),
     };
     match result {
@@ -239,7 +256,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     };
     let started = std::time::Instant::now();
     let results = loadgen::suite::run(&options, stop_on_signal())?;
-    report(&output, &args.report)?;
+    report(std::slice::from_ref(&output), &args.report)?;
     let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
     eprintln!(
         "loadgen: {} in {:.0} s: {measured} of {} stacks measured; results {}, summary {}",
@@ -252,9 +269,29 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn report(results: &std::path::Path, output: &std::path::Path) -> anyhow::Result<()> {
-    let results = loadgen::results::RunResults::read(results)?;
-    let page = loadgen::report::render(&results)?;
+fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<loadgen::results::RunResults>> {
+    paths.iter().map(|path| loadgen::results::RunResults::read(path)).collect()
+}
+
+fn compare(args: &CompareArgs) -> anyhow::Result<()> {
+    let (base, new) = (read_all(&args.base)?, read_all(&args.new)?);
+    let changes = loadgen::report::compare::compare(&base, &new);
+    anyhow::ensure!(!changes.is_empty(), "the two sides have no cell in common");
+    print!("{}", loadgen::report::compare::table(&changes));
+    if let Some(output) = &args.output {
+        let page = loadgen::report::compare::render(&base, &new, &changes)?;
+        std::fs::write(output, page)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
+    }
+    Ok(())
+}
+
+fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
+    let runs = results
+        .iter()
+        .map(|path| loadgen::results::RunResults::read(path))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let page = loadgen::report::render(&runs)?;
     if let Some(parent) = output.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -332,4 +369,23 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn compare_takes_one_or_several_files_per_side() {
+        let cli = Cli::try_parse_from(["loadgen", "compare", "a.json,b.json", "c.json"]).unwrap();
+        let Command::Compare(args) = cli.command else { panic!("not compare") };
+        assert_eq!(args.base, [PathBuf::from("a.json"), PathBuf::from("b.json")]);
+        assert_eq!(args.new, [PathBuf::from("c.json")]);
+    }
 }

@@ -164,6 +164,17 @@ mod tests {
     }
 
     #[test]
+    fn both_command_lines_are_well_formed() {
+        for db_calls in [DbCalls::Async, DbCalls::Blocking] {
+            let help = parse_config(&IDENTITY, db_calls, args(&["--help"])).unwrap_err();
+            assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+        }
+        let mut command = ServerArgs::augment_args(Command::new("s"));
+        command = BlockingArgs::augment_args(command);
+        command.debug_assert();
+    }
+
+    #[test]
     fn help_names_the_stack_and_every_flag() {
         let help =
             parse_config(&IDENTITY, DbCalls::Blocking, args(&["--help"])).unwrap_err().to_string();

@@ -1,0 +1,428 @@
+//! Chart geometry for the summary page: everything the template needs to draw inline SVG
+//! (positions, ticks, labels), computed here so the template only places elements.
+
+use serde::Serialize;
+
+/// A colour per stack, stable across pages; ceilings are grey.
+pub const PALETTE: [&str; 6] = ["#2f6fdb", "#d9822b", "#2a9d5c", "#a044b5", "#c0392b", "#7f8c8d"];
+/// The ceilings' colour.
+pub const CEILING_COLOUR: &str = "#555e6b";
+
+/// A tick on an axis.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Tick {
+    /// Position along the axis, px.
+    pub at: f64,
+    /// What it says.
+    pub label: String,
+}
+
+/// A legend entry.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Legend {
+    /// Swatch colour.
+    pub colour: String,
+    /// Name.
+    pub label: String,
+}
+
+/// A bar.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Bar {
+    /// Left, px.
+    pub x: f64,
+    /// Top, px.
+    pub y: f64,
+    /// Width, px.
+    pub width: f64,
+    /// Height, px.
+    pub height: f64,
+    /// Fill.
+    pub colour: String,
+    /// Tooltip (SVG `<title>`).
+    pub title: String,
+    /// Whisker of the min–max range over repeats, px (top and bottom), when repeated.
+    pub range: Option<(f64, f64)>,
+}
+
+/// A horizontal mark across a group (a ceiling).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Mark {
+    /// From, px.
+    pub x1: f64,
+    /// To, px.
+    pub x2: f64,
+    /// Height, px.
+    pub y: f64,
+    /// Tooltip.
+    pub title: String,
+}
+
+/// Grouped bars: one group per concurrency, one bar per stack, the ceiling as a line.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BarChart {
+    /// Canvas width, px.
+    pub width: f64,
+    /// Canvas height, px.
+    pub height: f64,
+    /// Plot area: left, top, right, bottom, px.
+    pub plot: (f64, f64, f64, f64),
+    /// Value ticks.
+    pub y_ticks: Vec<Tick>,
+    /// Group labels (under the groups).
+    pub groups: Vec<Tick>,
+    /// The bars.
+    pub bars: Vec<Bar>,
+    /// Ceilings.
+    pub marks: Vec<Mark>,
+    /// What the value axis shows, with its unit.
+    pub y_label: String,
+}
+
+/// One line of a line chart.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Series {
+    /// Stroke.
+    pub colour: String,
+    /// `x,y x,y …` for an SVG polyline.
+    pub points: String,
+    /// Tooltip.
+    pub title: String,
+}
+
+/// Lines over labelled axes.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LineChart {
+    /// Canvas width, px.
+    pub width: f64,
+    /// Canvas height, px.
+    pub height: f64,
+    /// Plot area: left, top, right, bottom, px.
+    pub plot: (f64, f64, f64, f64),
+    /// Horizontal axis ticks.
+    pub x_ticks: Vec<Tick>,
+    /// Vertical axis ticks.
+    pub y_ticks: Vec<Tick>,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Horizontal axis label.
+    pub x_label: String,
+    /// Vertical axis label.
+    pub y_label: String,
+    /// Title above the plot.
+    pub title: String,
+}
+
+/// A tiny line without axes (per-second throughput in a table cell).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Sparkline {
+    /// `x,y x,y …`.
+    pub points: String,
+    /// Tooltip with the values.
+    pub title: String,
+}
+
+/// A "nice" step (1, 2 or 5 × 10^k) giving about `count` intervals over `0..=max`.
+pub fn nice_step(max: f64, count: usize) -> f64 {
+    if max <= 0.0 {
+        return 1.0;
+    }
+    let raw = max / count.max(1) as f64;
+    let power = 10f64.powf(raw.log10().floor());
+    let fraction = raw / power;
+    let nice = if fraction <= 1.0 {
+        1.0
+    } else if fraction <= 2.0 {
+        2.0
+    } else if fraction <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * power
+}
+
+/// A count with thousands separators or a k/M suffix, for axis labels.
+pub fn short_number(value: f64) -> String {
+    if value >= 1_000_000.0 {
+        format!("{:.1}M", value / 1_000_000.0).replace(".0M", "M")
+    } else if value >= 10_000.0 {
+        format!("{:.0}k", value / 1_000.0)
+    } else if value >= 1_000.0 {
+        format!("{:.1}k", value / 1_000.0).replace(".0k", "k")
+    } else if value == value.floor() {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+/// One bar's data.
+#[derive(Debug, Clone)]
+pub struct BarValue {
+    /// Group index (concurrency).
+    pub group: usize,
+    /// Position inside the group (the stack's index).
+    pub slot: usize,
+    /// Median value.
+    pub value: f64,
+    /// Min–max over repeats, when repeated.
+    pub range: Option<(f64, f64)>,
+    /// Colour.
+    pub colour: String,
+    /// Tooltip.
+    pub title: String,
+}
+
+/// Grouped bars over `groups` with `per_group` bar slots each; `ceilings` per group.
+pub fn bar_chart(
+    groups: &[String],
+    per_group: usize,
+    values: &[BarValue],
+    ceilings: &[(usize, f64, String)],
+    y_label: &str,
+) -> BarChart {
+    let (width, height) = (540.0, 250.0);
+    let plot = (64.0, 14.0, width - 12.0, height - 40.0);
+    let top = values
+        .iter()
+        .map(|v| v.range.map_or(v.value, |r| r.1))
+        .chain(ceilings.iter().map(|c| c.1))
+        .fold(0.0, f64::max);
+    let step = nice_step(top * 1.05, 5);
+    let axis_max = (top * 1.05 / step).ceil().max(1.0) * step;
+    let y = |value: f64| plot.3 - (value / axis_max) * (plot.3 - plot.1);
+    let y_ticks = (0..=((axis_max / step).round() as usize))
+        .map(|i| Tick { at: y(i as f64 * step), label: short_number(i as f64 * step) })
+        .collect();
+    let group_width = (plot.2 - plot.0) / groups.len().max(1) as f64;
+    let bar_width = (group_width * 0.8) / per_group.max(1) as f64;
+    let bars = values
+        .iter()
+        .map(|v| {
+            let x = plot.0
+                + v.group as f64 * group_width
+                + group_width * 0.1
+                + v.slot as f64 * bar_width;
+            Bar {
+                x,
+                y: y(v.value),
+                width: (bar_width - 2.0).max(1.0),
+                height: plot.3 - y(v.value),
+                colour: v.colour.clone(),
+                title: v.title.clone(),
+                range: v.range.map(|(low, high)| (y(high), y(low))),
+            }
+        })
+        .collect();
+    let marks = ceilings
+        .iter()
+        .map(|(group, value, title)| Mark {
+            x1: plot.0 + *group as f64 * group_width + group_width * 0.05,
+            x2: plot.0 + (*group as f64 + 1.0) * group_width - group_width * 0.05,
+            y: y(*value),
+            title: title.clone(),
+        })
+        .collect();
+    let groups = groups
+        .iter()
+        .enumerate()
+        .map(|(i, label)| Tick {
+            at: plot.0 + (i as f64 + 0.5) * group_width,
+            label: label.clone(),
+        })
+        .collect();
+    BarChart { width, height, plot, y_ticks, groups, bars, marks, y_label: y_label.to_owned() }
+}
+
+/// The percentiles on the latency curves, and where they sit: log of 1 / (1 − p), the usual
+/// HDR layout that gives the tail room.
+pub const CURVE_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+
+fn percentile_position(percentile: f64) -> f64 {
+    // 100 has no finite position; place it one decade after 99.99.
+    let p = if percentile >= 100.0 { 99.999 } else { percentile };
+    (1.0 / (1.0 - p / 100.0)).log10()
+}
+
+/// Latency by percentile, one line per target: `curves` holds (colour, label, latency µs at
+/// each of [`CURVE_PERCENTILES`]).
+pub fn latency_chart(title: &str, curves: &[(String, String, Vec<u64>)]) -> LineChart {
+    let (width, height) = (360.0, 250.0);
+    let plot = (58.0, 24.0, width - 12.0, height - 42.0);
+    let x_min = percentile_position(CURVE_PERCENTILES[0]);
+    let x_max = percentile_position(CURVE_PERCENTILES[CURVE_PERCENTILES.len() - 1]);
+    let x =
+        |p: f64| plot.0 + (percentile_position(p) - x_min) / (x_max - x_min) * (plot.2 - plot.0);
+    let values = curves.iter().flat_map(|c| c.2.iter().copied()).filter(|v| *v > 0);
+    let (low, high) = values.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let decade_low = (low.max(1) as f64).log10().floor();
+    let decade_high = (high as f64).log10().ceil().max(decade_low + 1.0);
+    let y = |v: u64| {
+        plot.3
+            - ((v.max(1) as f64).log10() - decade_low) / (decade_high - decade_low)
+                * (plot.3 - plot.1)
+    };
+    let y_ticks = (decade_low as i32..=decade_high as i32)
+        .map(|d| {
+            let value = 10f64.powi(d);
+            Tick { at: y(value as u64), label: latency_label(value) }
+        })
+        .collect();
+    let x_ticks = CURVE_PERCENTILES
+        .iter()
+        .map(|&p| Tick { at: x(p), label: if p >= 100.0 { "max".into() } else { format!("{p}") } })
+        .collect();
+    let series = curves
+        .iter()
+        .map(|(colour, label, values)| Series {
+            colour: colour.clone(),
+            points: CURVE_PERCENTILES
+                .iter()
+                .zip(values)
+                .map(|(&p, &v)| format!("{:.1},{:.1}", x(p), y(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            title: format!(
+                "{label}: {}",
+                CURVE_PERCENTILES
+                    .iter()
+                    .zip(values)
+                    .map(|(p, v)| format!("p{p} {}", latency_label(*v as f64)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+        .collect();
+    LineChart {
+        width,
+        height,
+        plot,
+        x_ticks,
+        y_ticks,
+        series,
+        x_label: "percentile".into(),
+        y_label: "latency (log)".into(),
+        title: title.to_owned(),
+    }
+}
+
+/// Microseconds as µs, ms or s.
+pub fn latency_label(micros: f64) -> String {
+    if micros >= 1_000_000.0 {
+        format!("{:.1} s", micros / 1_000_000.0).replace(".0 s", " s")
+    } else if micros >= 1_000.0 {
+        format!("{:.1} ms", micros / 1_000.0).replace(".0 ms", " ms")
+    } else {
+        format!("{micros:.0} µs")
+    }
+}
+
+/// Per-second values as a sparkline 60×16 px.
+pub fn sparkline(values: &[f64], unit: &str) -> Option<Sparkline> {
+    if values.len() < 2 {
+        return None;
+    }
+    let max = values.iter().copied().fold(0.0, f64::max).max(1.0);
+    let step = 58.0 / (values.len() - 1) as f64;
+    let points = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{:.1},{:.1}", 1.0 + i as f64 * step, 15.0 - v / max * 14.0))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let title = values
+        .iter()
+        .map(|v| format!("{} {unit}", short_number(*v)))
+        .collect::<Vec<_>>()
+        .join(" → ");
+    Some(Sparkline { points, title })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_step(100.0, 5), 20.0);
+        assert_eq!(nice_step(150_000.0, 5), 50_000.0);
+        assert_eq!(nice_step(7.0, 5), 2.0);
+        assert_eq!(nice_step(0.0, 5), 1.0);
+    }
+
+    #[test]
+    fn numbers_and_latencies_read_naturally() {
+        assert_eq!(short_number(154_782.0), "155k");
+        assert_eq!(short_number(2_500.0), "2.5k");
+        assert_eq!(short_number(3_000.0), "3k");
+        assert_eq!(short_number(1_500_000.0), "1.5M");
+        assert_eq!(short_number(42.0), "42");
+        assert_eq!(latency_label(850.0), "850 µs");
+        assert_eq!(latency_label(1_500.0), "1.5 ms");
+        assert_eq!(latency_label(2_000_000.0), "2 s");
+    }
+
+    #[test]
+    fn bars_stand_on_the_axis_and_the_tallest_fits() {
+        let values = [
+            BarValue {
+                group: 0,
+                slot: 0,
+                value: 100.0,
+                range: None,
+                colour: "#000".into(),
+                title: "a".into(),
+            },
+            BarValue {
+                group: 0,
+                slot: 1,
+                value: 200.0,
+                range: Some((150.0, 220.0)),
+                colour: "#111".into(),
+                title: "b".into(),
+            },
+        ];
+        let chart = bar_chart(
+            &["c=128".into()],
+            2,
+            &values,
+            &[(0, 250.0, "ceiling".into())],
+            "goodput (req/s)",
+        );
+        let bottom = chart.plot.3;
+        for bar in &chart.bars {
+            assert!((bar.y + bar.height - bottom).abs() < 1e-9, "bars end on the axis");
+            assert!(bar.y >= chart.plot.1, "bars fit under the top");
+        }
+        assert!(chart.bars[1].height > chart.bars[0].height);
+        assert!(chart.marks[0].y < chart.bars[1].y, "the ceiling is drawn above the taller bar");
+        assert_eq!(chart.y_ticks[0].label, "0");
+    }
+
+    #[test]
+    fn latency_curves_rise_with_the_percentile() {
+        let chart = latency_chart(
+            "t",
+            &[("#000".into(), "s".into(), vec![100, 200, 400, 1_000, 5_000, 9_000, 10_000])],
+        );
+        let ys: Vec<f64> = chart.series[0]
+            .points
+            .split(' ')
+            .map(|p| p.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert!(
+            ys.windows(2).all(|w| w[1] <= w[0]),
+            "higher latency is higher on the page: {ys:?}"
+        );
+        assert!(chart.y_ticks.iter().any(|t| t.label == "10 ms"));
+    }
+
+    #[test]
+    fn sparklines_need_two_points() {
+        assert!(sparkline(&[5.0], "req/s").is_none());
+        let line = sparkline(&[10.0, 20.0, 15.0], "req/s").unwrap();
+        assert_eq!(line.points.split(' ').count(), 3);
+        assert_eq!(line.title, "10 req/s → 20 req/s → 15 req/s");
+    }
+}
