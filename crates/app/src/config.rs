@@ -32,6 +32,11 @@ pub struct ServerArgs {
     /// How long a request waits for a pooled connection before answering 503, in ms.
     #[arg(long, env = "DB_ACQUIRE_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub acquire_timeout_ms: u64,
+
+    /// How long a connection may take to send a request's headers, and may stay idle
+    /// between requests, before it is closed, in ms.
+    #[arg(long, env = "CLIENT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub client_timeout_ms: u64,
 }
 
 /// The extra flag of the stacks that run blocking database calls on a thread pool.
@@ -53,6 +58,8 @@ pub struct ServerConfig {
     pub workers: usize,
     /// Threads for blocking database calls; `None` for async stores.
     pub blocking_threads: Option<usize>,
+    /// Deadline for a request's headers, and for an idle connection.
+    pub client_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -70,6 +77,7 @@ impl ServerConfig {
                 acquire_timeout: Duration::from_millis(args.acquire_timeout_ms),
             },
             workers,
+            client_timeout: Duration::from_millis(args.client_timeout_ms),
             blocking_threads: blocking
                 .map(|b| b.blocking_threads.map(usize::from).unwrap_or(pool_max as usize)),
         }
@@ -126,6 +134,7 @@ mod tests {
         assert_eq!(config.pool.acquire_timeout, Duration::from_secs(2));
         assert_eq!(config.workers, cpus());
         assert_eq!(config.blocking_threads, Some(32));
+        assert_eq!(config.client_timeout, Duration::from_secs(10));
     }
 
     #[test]
@@ -137,6 +146,7 @@ mod tests {
             "--workers=3",
             "--acquire-timeout-ms=500",
             "--blocking-threads=16",
+            "--client-timeout-ms=1500",
         ])
         .unwrap();
         let config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
@@ -144,6 +154,7 @@ mod tests {
         assert_eq!((config.pool.max_connections, config.workers), (8, 3));
         assert_eq!(config.pool.acquire_timeout, Duration::from_millis(500));
         assert_eq!(config.blocking_threads, Some(16));
+        assert_eq!(config.client_timeout, Duration::from_millis(1500));
     }
 
     #[test]

@@ -151,6 +151,12 @@ impl<S: Store, C: Codec> App<S, C> {
     /// ([`bookstore_domain::BODY_LIMIT_BYTES`]).
     pub async fn checkout_create(&self, body: &[u8]) -> Reply {
         let result = async {
+            if bookstore_domain::json_too_deep(body, bookstore_domain::MAX_JSON_DEPTH) {
+                return Err(Error::BadRequest(format!(
+                    "request body nests JSON deeper than {} levels",
+                    bookstore_domain::MAX_JSON_DEPTH
+                )));
+            }
             let body: CheckoutBody = C::decode(body).map_err(|e| {
                 // Each serializer words syntax errors its own way; the answer must not differ
                 // between stacks, so the detail goes to the debug log only.

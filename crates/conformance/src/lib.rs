@@ -113,6 +113,7 @@ impl TestApp {
             },
             workers: 2,
             blocking_threads: (stack.db_calls == DbCalls::Blocking).then_some(4),
+            client_timeout: Duration::from_secs(10),
         };
         adjust(&mut config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -273,6 +274,77 @@ impl Client {
                 panic!("{}: raw request got no response within {REQUEST_TIMEOUT:?}", self.name)
             }
         }
+    }
+}
+
+impl Client {
+    /// The status of the first response to `raw` bytes, without the contract's checks — for
+    /// requests an HTTP parser refuses before the contract applies (its answers carry no
+    /// JSON). `None` when the server closes the connection without answering.
+    pub async fn raw_status(&self, raw: &[u8]) -> Option<u16> {
+        let exchange = async {
+            let mut stream = TcpStream::connect(self.addr).await.ok()?;
+            // The server may answer and close before reading everything we send.
+            let _ = stream.write_all(raw).await;
+            let mut buffer = Vec::new();
+            let mut chunk = [0u8; 4096];
+            loop {
+                let mut headers = [httparse::EMPTY_HEADER; 32];
+                let mut response = httparse::Response::new(&mut headers);
+                if let Ok(httparse::Status::Complete(_)) = response.parse(&buffer) {
+                    return response.code;
+                }
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return None,
+                    Ok(read) => buffer.extend_from_slice(&chunk[..read]),
+                }
+            }
+        };
+        tokio::time::timeout(REQUEST_TIMEOUT, exchange).await.unwrap_or_else(|_| {
+            panic!("{}: no answer or close within {REQUEST_TIMEOUT:?}", self.name)
+        })
+    }
+
+    /// How long the server keeps a connection that sends `first`, then `trickle` one byte at
+    /// a time every `pause` (a slow client), and then nothing (a silent one). `None` if it is
+    /// still open after `limit`. Anything the server sends (a 408) counts as closing.
+    pub async fn open_for(
+        &self,
+        first: &[u8],
+        trickle: &[u8],
+        pause: Duration,
+        limit: Duration,
+    ) -> Option<Duration> {
+        let started = Instant::now();
+        let mut stream = TcpStream::connect(self.addr).await.expect("connect");
+        stream.write_all(first).await.expect("send");
+        let (mut reader, mut writer) = stream.split();
+        let trickling = async {
+            for byte in trickle {
+                tokio::time::sleep(pause).await;
+                if writer.write_all(&[*byte]).await.is_err() {
+                    break;
+                }
+            }
+            std::future::pending::<()>().await;
+        };
+        let mut chunk = [0u8; 1024];
+        let closed = async {
+            loop {
+                match reader.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {} // e.g. a 408 before the close
+                }
+            }
+        };
+        let outcome = tokio::time::timeout(limit, async {
+            tokio::select! {
+                () = closed => {}
+                () = trickling => {}
+            }
+        })
+        .await;
+        outcome.ok().map(|()| started.elapsed())
     }
 }
 

@@ -108,6 +108,13 @@ fn check_text(field: &'static str, value: &str, max_chars: usize) -> Result<(), 
     if value.trim().is_empty() {
         return Err(Error::ValidationFailed { field, reason: "must not be blank".into() });
     }
+    // PostgreSQL text cannot hold NUL: a rule of the data, not a database failure.
+    if value.contains('\0') {
+        return Err(Error::ValidationFailed {
+            field,
+            reason: "must not contain NUL characters".into(),
+        });
+    }
     let chars = value.chars().count();
     if chars > max_chars {
         return Err(Error::ValidationFailed {
@@ -541,6 +548,17 @@ mod tests {
         let over =
             CheckoutRequest { customer_email: format!("{}@x", "e".repeat(254)), ..request() };
         assert_eq!(rejected_field(over).0, "customerEmail");
+    }
+
+    #[test]
+    fn nul_characters_in_names_and_emails_are_refused() {
+        let name = CheckoutRequest { customer_name: "a\0b".into(), ..request() };
+        assert_eq!(
+            rejected_field(name),
+            ("customerName", "must not contain NUL characters".into())
+        );
+        let email = CheckoutRequest { customer_email: "a@b\0".into(), ..request() };
+        assert_eq!(rejected_field(email).0, "customerEmail");
     }
 
     #[test]

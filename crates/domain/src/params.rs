@@ -112,6 +112,12 @@ impl SearchParams {
             ))
         })?;
         let text = text.trim();
+        // PostgreSQL text cannot hold NUL: refuse it here rather than fail in the database.
+        if text.contains('\0') {
+            return Err(Error::BadRequest(
+                "query parameter `q` must not contain NUL characters".into(),
+            ));
+        }
         let chars = text.chars().count();
         if !(1..=SEARCH_TEXT_MAX_CHARS).contains(&chars) {
             return Err(Error::BadRequest(format!(
@@ -285,6 +291,12 @@ mod tests {
         let too_long = "b".repeat(101);
         let message = bad_request(SearchParams::parse(query(&format!("q={too_long}"))));
         assert!(message.ends_with("got 101"), "{message}");
+    }
+
+    #[test]
+    fn nul_characters_in_q_are_refused_before_reaching_the_database() {
+        let message = bad_request(SearchParams::parse(query("q=a%00b")));
+        assert_eq!(message, "query parameter `q` must not contain NUL characters");
     }
 
     #[test]

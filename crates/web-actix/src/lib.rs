@@ -44,7 +44,8 @@ impl Offload for WebBlock {
     }
 }
 
-/// How long in-flight requests may take to finish after shutdown is asked for.
+/// How long in-flight requests may take to finish after shutdown is asked for (as
+/// `bookstore_http_serve::SHUTDOWN_GRACE` for the other stacks).
 const SHUTDOWN_GRACE_SECONDS: u64 = 10;
 
 /// Starts an actix system, opens the store, and serves `listener` until `shutdown`
@@ -65,6 +66,10 @@ pub fn serve<S: Store, C: Codec>(
         .workers(workers)
         // As the other stacks: responses go out in one write, Nagle would only delay them.
         .tcp_nodelay(true)
+        // As the other stacks: one deadline for a request's headers and for idling between
+        // requests (hyper's header-read timeout covers both).
+        .client_request_timeout(config.client_timeout)
+        .keep_alive(actix_web::http::KeepAlive::Timeout(config.client_timeout))
         // Signals are the caller's: `shutdown` completes on SIGINT/SIGTERM.
         .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE_SECONDS);

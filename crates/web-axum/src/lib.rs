@@ -6,8 +6,9 @@
 //! fallbacks (answered with the contract's JSON errors instead of axum's empty or plain
 //! text bodies; axum adds the `Allow` header), reading the checkout body up to 16 KiB, and
 //! serving on tokio's multi-thread runtime with `workers` threads (plus at most
-//! `blocking_threads` for `spawn_blocking`, used by blocking stores). Everything else is
-//! [`bookstore_app::App`].
+//! `blocking_threads` for `spawn_blocking`, used by blocking stores). Connections are
+//! accepted by `bookstore-http-serve` rather than `axum::serve`, which cannot set a
+//! header-read or idle timeout. Everything else is [`bookstore_app::App`].
 
 use std::sync::Arc;
 
@@ -18,7 +19,6 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
 use bookstore_codec::Codec;
 use bookstore_domain::store::Store;
@@ -38,12 +38,11 @@ pub fn serve<S: Store, C: Codec>(
         let store = S::open(&config.pool).await?;
         let app = Arc::new(App::<S, C>::new(store.clone(), identity));
         listener.set_nonblocking(true)?;
-        let listener = tokio::net::TcpListener::from_std(listener)?.tap_io(|tcp| {
-            // Responses go out in one write; do not let Nagle hold back the next one.
-            let _ = tcp.set_nodelay(true);
-        });
+        let listener = tokio::net::TcpListener::from_std(listener)?;
         tracing::info!(service = identity.service, "ready");
-        axum::serve(listener, router(app)).with_graceful_shutdown(shutdown).await?;
+        let router = router(app);
+        let make_service = || hyper_util::service::TowerToHyperService::new(router.clone());
+        bookstore_http_serve::serve(listener, make_service, config.client_timeout, shutdown).await;
         store.close().await;
         Ok(())
     })

@@ -2,15 +2,14 @@
 //! connection task per client, and a small router ([`Route`]) written for the contract's
 //! nine paths. Generic over store and serializer like the other adapters.
 //!
-//! What is hyper's (or ours instead of a framework's) here: accepting on tokio's
-//! multi-thread runtime with `workers` threads; matching paths and methods (405 with an
-//! `Allow` header, 404 otherwise, both as the contract's JSON errors); reading the
-//! checkout body up to 16 KiB; graceful shutdown through hyper-util's `GracefulShutdown`.
-//! Everything else is [`bookstore_app::App`].
+//! What is hyper's (or ours instead of a framework's) here: serving on tokio's
+//! multi-thread runtime with `workers` threads (connections accepted by
+//! `bookstore-http-serve`, as for axum); matching paths and methods (405 with an `Allow`
+//! header, 404 otherwise, both as the contract's JSON errors); reading the checkout body up
+//! to 16 KiB. Everything else is [`bookstore_app::App`].
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
 use bookstore_codec::Codec;
@@ -22,11 +21,6 @@ use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
-
-/// How long in-flight requests may take to finish after shutdown is asked for.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Builds the runtime, opens the store, and serves `listener` until `shutdown` completes;
 /// then finishes in-flight requests and closes the pool.
@@ -41,39 +35,15 @@ pub fn serve<S: Store, C: Codec>(
         let app = Arc::new(App::<S, C>::new(store.clone(), identity));
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        let http = hyper::server::conn::http1::Builder::new();
-        let graceful = GracefulShutdown::new();
-        let mut shutdown = shutdown;
         tracing::info!(service = identity.service, "ready");
-        loop {
-            let stream = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(error) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
-            let _ = stream.set_nodelay(true);
+        let make_service = || {
             let app = Arc::clone(&app);
-            let service = service_fn(move |request| {
+            service_fn(move |request| {
                 let app = Arc::clone(&app);
                 async move { Ok::<_, Infallible>(handle(&app, request).await) }
-            });
-            let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-            tokio::spawn(async move {
-                // A client that goes away mid-request is not a server error.
-                let _ = connection.await;
-            });
-        }
-        drop(listener);
-        if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
-            tracing::warn!("connections still open after {SHUTDOWN_GRACE:?}; closing them");
-        }
+            })
+        };
+        bookstore_http_serve::serve(listener, make_service, config.client_timeout, shutdown).await;
         store.close().await;
         Ok(())
     })

@@ -71,5 +71,6 @@ async fn stock_and_checkouts(app: &TestApp, id: i64) -> (i32, i64) {
 
 mod checkouts;
 mod cross_stack;
+mod hostile;
 mod reads;
 mod request_errors;
