@@ -6,6 +6,7 @@ use std::fmt;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::params::contains_pattern;
 use bookstore_domain::store::Store;
+use bookstore_fixture::audit::Writes;
 use bookstore_fixture::seed;
 use memchr::memmem;
 
@@ -105,6 +106,15 @@ impl Scenario {
                 | Scenario::CheckoutDistributed
                 | Scenario::CheckoutSoldOut
         )
+    }
+
+    /// What the audit of a write scenario checks beyond the common rules.
+    pub fn audited_as(self) -> Writes {
+        match self {
+            Scenario::CheckoutHotspot => Writes::Hotspot,
+            Scenario::CheckoutSoldOut => Writes::SoldOut,
+            _ => Writes::Spread,
+        }
     }
 
     /// It reads or writes the database (has a database ceiling).

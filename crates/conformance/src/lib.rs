@@ -88,7 +88,9 @@ pub struct TestApp {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// The server thread; its error is rendered with causes.
     thread: Option<JoinHandle<Result<(), String>>>,
-    db: TestDatabase,
+    database_url: String,
+    /// The test's own database, dropped with the app; `None` when the test brought one.
+    _db: Option<TestDatabase>,
 }
 
 impl TestApp {
@@ -99,15 +101,35 @@ impl TestApp {
 
     /// Starts `stack` after `adjust` has changed the test configuration.
     pub async fn spawn_with(stack: &Stack, adjust: impl FnOnce(&mut ServerConfig)) -> Self {
-        init_test_logging();
         let db = seeded_database().await;
+        let url = db.url().to_owned();
+        Self::start(stack, url, Some(db), adjust).await
+    }
+
+    /// Starts `stack` on a seeded database the test manages itself (for example on a
+    /// cluster it stops and starts), after `adjust` has changed the test configuration.
+    pub async fn spawn_on(
+        stack: &Stack,
+        database_url: &str,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
+        Self::start(stack, database_url.to_owned(), None, adjust).await
+    }
+
+    async fn start(
+        stack: &Stack,
+        database_url: String,
+        db: Option<TestDatabase>,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> Self {
+        init_test_logging();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().expect("bound address");
         // Small pool and two workers: many tests run at once on two cores.
         let mut config = ServerConfig {
             bind: addr,
             pool: PoolSettings {
-                database_url: db.url().to_owned(),
+                database_url: database_url.clone(),
                 max_connections: 4,
                 acquire_timeout: Duration::from_secs(2),
             },
@@ -128,7 +150,14 @@ impl TestApp {
             })
             .expect("spawn the server thread");
         let client = Client { addr, name: stack.identity.service };
-        let mut app = TestApp { client, stack: *stack, stop: Some(stop), thread: Some(thread), db };
+        let mut app = TestApp {
+            client,
+            stack: *stack,
+            stop: Some(stop),
+            thread: Some(thread),
+            database_url,
+            _db: db,
+        };
         app.wait_until_serving().await;
         app
     }
@@ -158,7 +187,12 @@ impl TestApp {
 
     /// A direct connection to the stack's database, for checking what a request did.
     pub async fn db(&self) -> PgConnection {
-        PgConnection::connect(self.db.url()).await.expect("connect to the test database")
+        PgConnection::connect(&self.database_url).await.expect("connect to the test database")
+    }
+
+    /// The URL of the stack's database.
+    pub fn database_url(&self) -> &str {
+        &self.database_url
     }
 
     /// The stack under test.
@@ -187,6 +221,12 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client for a server at `addr` (for example a server binary the test started);
+    /// `name` labels its failures.
+    pub fn new(addr: SocketAddr, name: &'static str) -> Self {
+        Client { addr, name }
+    }
+
     /// The server's address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -245,7 +285,9 @@ impl Client {
         }
     }
 
-    async fn try_send(&self, request: Request<Full<Bytes>>) -> Result<TestResponse, String> {
+    /// Like [`Client::send`], returning a failure to connect or to read the response (a
+    /// server that is stopping or has stopped) instead of failing the test.
+    pub async fn try_send(&self, request: Request<Full<Bytes>>) -> Result<TestResponse, String> {
         let stream = TcpStream::connect(self.addr).await.map_err(|e| e.to_string())?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
@@ -278,6 +320,19 @@ impl Client {
 }
 
 impl Client {
+    /// Opens a keep-alive connection: requests sent on it reuse one TCP connection, as a
+    /// load client's do.
+    pub async fn session(&self) -> Result<Session, String> {
+        let stream = TcpStream::connect(self.addr).await.map_err(|e| e.to_string())?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        let driver = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Session { sender, driver })
+    }
+
     /// The status of the first response to `raw` bytes, without the contract's checks — for
     /// requests an HTTP parser refuses before the contract applies (its answers carry no
     /// JSON). `None` when the server closes the connection without answering.
@@ -348,6 +403,66 @@ impl Client {
     }
 }
 
+/// A keep-alive connection to a server; see [`Client::session`].
+pub struct Session {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    driver: tokio::task::JoinHandle<()>,
+}
+
+impl Session {
+    /// Sends `request` on this connection and reads the response; an error once the
+    /// server has closed the connection.
+    pub async fn send(&mut self, request: Request<Full<Bytes>>) -> Result<TestResponse, String> {
+        let exchange = async {
+            self.sender.ready().await.map_err(|e| e.to_string())?;
+            let response = self.sender.send_request(request).await.map_err(|e| e.to_string())?;
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
+            Ok(TestResponse::checked(parts.status, parts.headers, body, true))
+        };
+        match tokio::time::timeout(REQUEST_TIMEOUT, exchange).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!("no response within {REQUEST_TIMEOUT:?}")),
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+impl TestApp {
+    /// Asks the server to stop, as SIGTERM does, and waits up to `limit` for `serve` to
+    /// return. `None` if it is still running then; otherwise its result.
+    pub async fn shut_down(&mut self, limit: Duration) -> Option<Result<(), String>> {
+        self.request_stop();
+        self.stopped(limit).await
+    }
+
+    /// Asks the server to stop, as SIGTERM does, without waiting.
+    pub fn request_stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// Waits up to `limit` for `serve` to return after [`TestApp::request_stop`]. `None` if
+    /// it is still running then; otherwise its result.
+    pub async fn stopped(&mut self, limit: Duration) -> Option<Result<(), String>> {
+        let deadline = Instant::now() + limit;
+        while self.thread.as_ref().is_some_and(|thread| !thread.is_finished()) {
+            if Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let thread = self.thread.take()?;
+        Some(thread.join().unwrap_or_else(|_| Err("the server thread panicked".to_owned())))
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
@@ -374,7 +489,26 @@ impl Drop for TestApp {
     }
 }
 
-fn get_request(path: &str) -> Request<Full<Bytes>> {
+/// The write scenarios' body (SPEC §4) for `book_id`.
+pub fn checkout_body(book_id: i64) -> String {
+    format!(
+        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":1}}"#
+    )
+}
+
+/// `POST /checkouts` with [`checkout_body`] for `book_id`.
+pub fn checkout_request(book_id: i64) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(Method::POST)
+        .uri("/api/checkouts")
+        .header(HOST, "localhost")
+        .header(CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(checkout_body(book_id))))
+        .expect("a valid request")
+}
+
+/// `GET path`, for [`Client::try_send`] and [`Session::send`].
+pub fn get_request(path: &str) -> Request<Full<Bytes>> {
     Request::builder()
         .method(Method::GET)
         .uri(path)

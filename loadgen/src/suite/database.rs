@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_fixture::{ClusterOptions, DbServer, seed};
+use bookstore_fixture::audit::{self, AuditFacts};
+use bookstore_fixture::{ClusterOptions, DbServer};
 use sqlx::{Connection, Executor, PgConnection};
 
 use crate::results::{Audit, StatementCalls};
@@ -130,26 +131,19 @@ impl BenchDatabase {
     ) -> anyhow::Result<Audit> {
         let facts = self.runtime.block_on(async {
             let mut conn = self.server.connect(name).await?;
-            let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM checkouts")
-                .fetch_one(&mut conn)
-                .await
-                .map_err(sql("counting checkouts"))?;
-            let books: Vec<(i64, i32, i64)> = sqlx::query_as(
-                "SELECT b.id, b.stock, coalesce(sum(c.quantity), 0)::bigint
-                 FROM books b LEFT JOIN checkouts c ON c.book_id = b.id GROUP BY b.id ORDER BY b.id",
-            )
-            .fetch_all(&mut conn)
-            .await
-            .map_err(sql("reading stock"))?;
-            let hotspot_rows: i64 = sqlx::query_scalar("SELECT count(*) FROM checkouts WHERE book_id = $1")
-                .bind(seed::HOTSPOT_BOOK_ID)
-                .fetch_one(&mut conn)
-                .await
-                .map_err(sql("counting hotspot checkouts"))?;
+            let facts = AuditFacts::read(&mut conn).await?;
             conn.close().await.map_err(sql("closing"))?;
-            anyhow::Ok(AuditFacts { checkout_rows: rows as u64, books, hotspot_rows: hotspot_rows as u64 })
+            anyhow::Ok(facts)
         })?;
-        Ok(judge(scenario, acknowledged, &facts))
+        let verdict = audit::judge(scenario.audited_as(), acknowledged, &facts);
+        Ok(Audit {
+            passed: verdict.passed(),
+            checkout_rows: facts.checkout_rows,
+            acknowledged_checkouts: acknowledged,
+            negative_stock_books: verdict.negative_stock_books,
+            stock_mismatches: verdict.stock_mismatches,
+            failures: verdict.failures,
+        })
     }
 
     /// `SELECT version()` and the settings that shape the numbers.
@@ -198,154 +192,5 @@ impl Drop for BenchDatabase {
         for name in names {
             let _ = self.runtime.block_on(self.server.drop_database(&name));
         }
-    }
-}
-
-/// What the audit reads from the database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditFacts {
-    /// Rows in `checkouts`.
-    pub checkout_rows: u64,
-    /// `(book id, current stock, Σ quantity of its checkouts)` for every book.
-    pub books: Vec<(i64, i32, i64)>,
-    /// Checkout rows of the hotspot book.
-    pub hotspot_rows: u64,
-}
-
-/// Judges the facts against SPEC §5: no negative stock; for every book, seeded stock −
-/// current stock = Σ quantity of its checkouts; checkout rows = successes the client
-/// received; the hotspot's stock loss equals its rows; the sold-out book sold exactly 10.
-pub fn judge(scenario: Scenario, acknowledged: u64, facts: &AuditFacts) -> Audit {
-    let mut failures = Vec::new();
-    let negative: Vec<i64> =
-        facts.books.iter().filter(|(_, stock, _)| *stock < 0).map(|(id, _, _)| *id).collect();
-    if !negative.is_empty() {
-        failures.push(format!(
-            "{} book(s) with negative stock, first {:?}",
-            negative.len(),
-            &negative[..negative.len().min(5)]
-        ));
-    }
-    let mismatched: Vec<i64> = facts
-        .books
-        .iter()
-        .filter(|(id, stock, sold)| {
-            (1..=seed::BOOKS).contains(id)
-                && i64::from(seed::book(*id).stock) - i64::from(*stock) != *sold
-        })
-        .map(|(id, _, _)| *id)
-        .collect();
-    if !mismatched.is_empty() {
-        failures.push(format!(
-            "{} book(s) whose stock does not match their checkouts, first {:?}",
-            mismatched.len(),
-            &mismatched[..mismatched.len().min(5)]
-        ));
-    }
-    if facts.books.len() as i64 != seed::BOOKS {
-        failures.push(format!(
-            "{} books in the database, {} seeded",
-            facts.books.len(),
-            seed::BOOKS
-        ));
-    }
-    if facts.checkout_rows != acknowledged {
-        failures.push(format!(
-            "{} checkout rows but {acknowledged} successful checkouts acknowledged to the client",
-            facts.checkout_rows
-        ));
-    }
-    let hotspot_loss = facts
-        .books
-        .iter()
-        .find(|(id, _, _)| *id == seed::HOTSPOT_BOOK_ID)
-        .map(|(_, stock, _)| i64::from(seed::HOTSPOT_STOCK) - i64::from(*stock));
-    if scenario == Scenario::CheckoutHotspot && hotspot_loss != Some(facts.hotspot_rows as i64) {
-        failures.push(format!(
-            "the hotspot book lost {hotspot_loss:?} stock but has {} checkout rows",
-            facts.hotspot_rows
-        ));
-    }
-    if scenario == Scenario::CheckoutSoldOut && facts.checkout_rows != seed::SOLD_OUT_STOCK as u64 {
-        failures.push(format!(
-            "the sold-out book sold {} times, its stock is {}",
-            facts.checkout_rows,
-            seed::SOLD_OUT_STOCK
-        ));
-    }
-    Audit {
-        passed: failures.is_empty(),
-        checkout_rows: facts.checkout_rows,
-        acknowledged_checkouts: acknowledged,
-        negative_stock_books: negative.len() as u64,
-        stock_mismatches: mismatched.len() as u64,
-        failures,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The seeded books, with `sales` applied as (book id, quantity) checkouts.
-    fn facts_after(sales: &[(i64, i64)]) -> AuditFacts {
-        let mut books: Vec<(i64, i32, i64)> = seed::books().map(|b| (b.id, b.stock, 0)).collect();
-        for &(id, quantity) in sales {
-            let book = &mut books[(id - 1) as usize];
-            book.1 -= quantity as i32;
-            book.2 += quantity;
-        }
-        let hotspot_rows =
-            sales.iter().filter(|(id, _)| *id == seed::HOTSPOT_BOOK_ID).count() as u64;
-        AuditFacts { checkout_rows: sales.len() as u64, books, hotspot_rows }
-    }
-
-    #[test]
-    fn consistent_writes_pass() {
-        let sales: Vec<(i64, i64)> = (3..103).map(|id| (id, 1)).collect();
-        let audit = judge(Scenario::CheckoutCreate, 100, &facts_after(&sales));
-        assert!(audit.passed, "{:?}", audit.failures);
-        let hotspot = vec![(1, 1); 40];
-        assert!(judge(Scenario::CheckoutHotspot, 40, &facts_after(&hotspot)).passed);
-        let sold_out = vec![(2, 1); 10];
-        assert!(judge(Scenario::CheckoutSoldOut, 10, &facts_after(&sold_out)).passed);
-    }
-
-    #[test]
-    fn a_server_that_answers_201_without_writing_fails() {
-        let audit = judge(Scenario::CheckoutCreate, 250, &facts_after(&[]));
-        assert!(!audit.passed);
-        assert_eq!(
-            audit.failures,
-            ["0 checkout rows but 250 successful checkouts acknowledged to the client"]
-        );
-    }
-
-    #[test]
-    fn lost_stock_updates_duplicates_and_negative_stock_fail() {
-        let mut facts = facts_after(&[(5, 1), (6, 1)]);
-        facts.books[4].1 += 1; // book 5's UPDATE was lost
-        let audit = judge(Scenario::CheckoutCreate, 2, &facts);
-        assert_eq!(audit.stock_mismatches, 1);
-        assert!(!audit.passed);
-
-        let duplicated = facts_after(&[(7, 1), (7, 1)]);
-        assert!(
-            !judge(Scenario::CheckoutDistributed, 1, &duplicated).passed,
-            "one acknowledged, two rows"
-        );
-
-        let oversold = facts_after(&[(2, 1); 11]);
-        let audit = judge(Scenario::CheckoutSoldOut, 11, &oversold);
-        assert_eq!(audit.negative_stock_books, 1);
-        assert!(audit.failures.iter().any(|f| f.contains("sold 11 times")), "{:?}", audit.failures);
-    }
-
-    #[test]
-    fn the_hotspot_rows_must_match_its_stock_loss() {
-        let mut facts = facts_after(&[(1, 1), (1, 1)]);
-        facts.hotspot_rows = 1;
-        let audit = judge(Scenario::CheckoutHotspot, 2, &facts);
-        assert!(audit.failures.iter().any(|f| f.contains("hotspot")), "{:?}", audit.failures);
     }
 }

@@ -23,8 +23,6 @@ use std::time::Duration;
 use bookstore_app::cli::DbCalls;
 use bookstore_app::stacks::StackInfo;
 
-pub use database::{AuditFacts, judge};
-
 use crate::engine::{self, LiveCounter, LoadPlan, LoadReport, WindowHooks};
 use crate::procfs;
 use crate::progress::Progress;

@@ -7,7 +7,9 @@
 //! `Content-Length`. Expected values come from the seed's formulas, not from the database.
 
 use bookstore_app::ServerConfig;
-use bookstore_conformance::{TestApp, assert_key_order, expected, is_contract_timestamp, stacks};
+use bookstore_conformance::{
+    TestApp, assert_key_order, checkout_body, expected, is_contract_timestamp, stacks,
+};
 use bookstore_fixture::seed;
 use serde_json::{Value, json};
 
@@ -48,13 +50,6 @@ macro_rules! conformance {
             }
         }
     };
-}
-
-/// The write scenarios' body (SPEC §4) for `book_id`.
-fn checkout_body(book_id: i64) -> String {
-    format!(
-        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":1}}"#
-    )
 }
 
 /// The stock of book `id` and its number of checkout rows, read from the database.

@@ -1,0 +1,109 @@
+//! SPEC §3's `db_unavailable` under a real outage: the stack's PostgreSQL is stopped while
+//! clients read and write, and started again.
+
+use bookstore_conformance::{checkout_request, get_request};
+use bookstore_fixture::{ClusterOptions, DbServer};
+
+use super::*;
+
+/// The pool's acquire timeout in these tests (the servers' default is 2 s).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(1);
+/// What a request may take beyond the acquire timeout: the work around it, and on the
+/// blocking stacks the wait for a free blocking thread (held by requests that are
+/// themselves waiting for a connection, at most one acquire timeout).
+const SLACK: Duration = Duration::from_millis(1500);
+/// How soon after PostgreSQL is back the stack must serve normally again (the issue's
+/// bound).
+const RECOVERY: Duration = Duration::from_secs(5);
+
+/// Half the clients read a book, half check one out.
+fn mixed(client: usize, sequence: usize) -> hyper::Request<http_body_util::Full<bytes::Bytes>> {
+    if client.is_multiple_of(2) {
+        get_request(&format!("/api/books/{}", 1 + (sequence % 500)))
+    } else {
+        checkout_request(3 + ((client * 1000 + sequence) % 4000) as i64)
+    }
+}
+
+per_stack!(database_outage_is_503_and_recovers_without_restart, |stack| {
+    let mut server = DbServer::throwaway(&ClusterOptions::for_tests()).await.expect("a cluster");
+    let url = server.create_seeded_database("bookstore").await.expect("a seeded database");
+    let mut cluster = server.take_cluster().expect("a throwaway cluster");
+    let app = TestApp::spawn_on(stack, &url, |config| {
+        config.pool.acquire_timeout = ACQUIRE_TIMEOUT;
+    })
+    .await;
+    let limit = ACQUIRE_TIMEOUT + SLACK;
+
+    let load = Load::start(&app.client(), 4, mixed);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.stop();
+    let stopped_at = load.elapsed();
+
+    // While it is down: every database route says so within the acquire timeout; the
+    // process stays up and `/health` does not depend on the database.
+    tokio::time::sleep(ACQUIRE_TIMEOUT).await;
+    for request in [get_request("/api/books/1"), get_request("/health/db"), checkout_request(7)] {
+        let described = format!("{} {}", request.method(), request.uri());
+        let started = Instant::now();
+        let response = app.send(request).await;
+        let took = started.elapsed();
+        response.error(503, "db_unavailable");
+        assert!(took <= limit, "{}: {described} took {took:?} during the outage", app.name());
+    }
+    assert_eq!(app.get("/health").await.status, 200);
+
+    cluster.resume().await.expect("PostgreSQL starts again");
+    let resumed = Instant::now();
+    loop {
+        let db = app.get("/health/db").await.status;
+        let book = app.get("/api/books/1").await.status;
+        let checkout = app.send(checkout_request(8)).await.status;
+        if (db, book, checkout) == (200, 200, 201) {
+            break;
+        }
+        assert!(
+            resumed.elapsed() < RECOVERY,
+            "{}: still /health/db {db}, /api/books/1 {book}, checkout {checkout} {RECOVERY:?} after PostgreSQL came back",
+            app.name()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let recovered_at = load.elapsed();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = load.stop().await;
+
+    // Under the load: answers only, each a success or `db_unavailable`, none slower than
+    // the bound; successes before and after the outage, 503s during it.
+    for request in &sent {
+        let response = request.outcome.as_ref().unwrap_or_else(|error| {
+            panic!("{}: a request at {:?} got no answer: {error}", app.name(), request.at)
+        });
+        let (status, code) = status_and_code(response);
+        assert!(
+            matches!((status, code.as_str()), (200 | 201, _) | (503, "db_unavailable")),
+            "{}: {status} {code} at {:?}: {}",
+            app.name(),
+            request.at,
+            response.text()
+        );
+        assert!(
+            request.took <= limit,
+            "{}: a request at {:?} took {:?}",
+            app.name(),
+            request.at,
+            request.took
+        );
+    }
+    let ok = |sent: &Sent| sent.outcome.as_ref().is_ok_and(|r| r.status < 300);
+    assert!(sent.iter().any(|s| s.at < stopped_at && ok(s)), "no success before the outage");
+    assert!(sent.iter().any(|s| s.at > stopped_at && !ok(s)), "no 503 during the outage");
+    let after: Vec<&Sent> = sent.iter().filter(|s| s.at > recovered_at).collect();
+    assert!(
+        !after.is_empty() && after.iter().all(|s| ok(s)),
+        "{}: failures after recovery",
+        app.name()
+    );
+    drop(app);
+    drop(cluster);
+});
