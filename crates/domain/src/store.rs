@@ -16,7 +16,7 @@ use crate::model::{AuthorInventory, BookDetail, BookSummary, CheckoutResponse, L
 ///
 /// Parity rules of SPEC §1: min = max = `max_connections`, every connection opened before
 /// the store is returned, no liveness check on checkout, prepared-statement caching on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PoolSettings {
     /// `postgres://user:password@host:port/database`.
     pub database_url: String,
@@ -24,6 +24,49 @@ pub struct PoolSettings {
     pub max_connections: u32,
     /// How long a request waits for a free connection before answering 503.
     pub acquire_timeout: Duration,
+}
+
+/// Debug output may end up in a log: the password is not shown.
+impl std::fmt::Debug for PoolSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolSettings")
+            .field("database_url", &redact_credentials(&self.database_url))
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
+            .finish()
+    }
+}
+
+/// `text` with the password of every URL in it (`scheme://user:password@host…`) replaced
+/// by `***`, for anything that is logged, recorded in results or shown in a report.
+pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut redacted = String::new();
+    let mut rest = text;
+    let mut copied = 0; // bytes of `text` already in `redacted`
+    while let Some(scheme_end) = rest.find("://") {
+        let authority_start = scheme_end + 3;
+        let authority = &rest[authority_start..];
+        let authority_len = authority
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(authority.len());
+        let authority = &authority[..authority_len];
+        let offset = text.len() - rest.len();
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+        {
+            let password_start = offset + authority_start + colon + 1;
+            let password_end = offset + authority_start + at;
+            redacted.push_str(&text[copied..password_start]);
+            redacted.push_str("***");
+            copied = password_end;
+        }
+        rest = &rest[authority_start + authority_len..];
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    redacted.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(redacted)
 }
 
 /// The queries of SPEC §3 over a connection pool.
@@ -124,6 +167,30 @@ pub enum OpenError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn passwords_in_urls_are_redacted_and_nothing_else_changes() {
+        use super::redact_credentials as redact;
+        assert_eq!(
+            redact("--database-url=postgres://bench:s3cret@db:5432/books"),
+            "--database-url=postgres://bench:***@db:5432/books"
+        );
+        assert_eq!(
+            redact("a postgres://u:p@h/x and postgresql://v:q:r@h2?sslmode=require"),
+            "a postgres://u:***@h/x and postgresql://v:***@h2?sslmode=require"
+        );
+        // A password containing '@' ends at the last '@' of the authority.
+        assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+        for unchanged in ["postgres://bench@db/books", "postgres://db:5432/x", "plain", ""] {
+            assert!(matches!(redact(unchanged), std::borrow::Cow::Borrowed(_)), "{unchanged}");
+        }
+        let settings = super::PoolSettings {
+            database_url: "postgres://bench:s3cret@db/books".into(),
+            max_connections: 4,
+            acquire_timeout: std::time::Duration::from_secs(2),
+        };
+        assert!(!format!("{settings:?}").contains("s3cret"));
+    }
+
     use super::*;
 
     fn settings(url: &str) -> PoolSettings {

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use bookstore_app::cli::DbCalls;
 use bookstore_app::stacks::StackInfo;
+use bookstore_domain::store::redact_credentials;
 
 use crate::engine::{self, LiveCounter, LoadPlan, LoadReport, WindowHooks};
 use crate::procfs;
@@ -227,7 +228,12 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
             started_at: now_rfc3339(),
             finished_at: None,
             status: "running".into(),
-            command_line: options.command_line.clone(),
+            // `--database-url` may carry a password; results are shared.
+            command_line: options
+                .command_line
+                .iter()
+                .map(|arg| redact_credentials(arg).into_owned())
+                .collect(),
         },
         environment,
         settings: Settings {
@@ -314,7 +320,7 @@ impl Suite<'_> {
         let binary = self.options.bin_dir.join(RESPONDER);
         let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
         let mut responder =
-            ServerProcess::start(RESPONDER, &binary, &args, self.logs.join("responder.log"))
+            ServerProcess::start(RESPONDER, &binary, &args, &[], self.logs.join("responder.log"))
                 .map_err(anyhow::Error::msg)?;
         responder
             .wait_ready("/health")
@@ -385,8 +391,6 @@ impl Suite<'_> {
         let database = format!("bench_{}", name.replace('-', "_"));
         let url = self.database.fresh(&database)?;
         let mut args = vec![
-            "--database-url".to_owned(),
-            url,
             "--pool-max".to_owned(),
             self.options.pool_max.to_string(),
             "--workers".to_owned(),
@@ -407,8 +411,10 @@ impl Suite<'_> {
             cells: Vec::new(),
         });
         let binary = self.options.bin_dir.join(name);
+        // In the environment, not the arguments: those are visible to every user in `ps`.
+        let env = [("DATABASE_URL", url.as_str())];
         let started =
-            ServerProcess::start(name, &binary, &args, self.logs.join(format!("{name}.log")))
+            ServerProcess::start(name, &binary, &args, &env, self.logs.join(format!("{name}.log")))
                 .and_then(|mut server| {
                     server.wait_ready("/health/db").map(|ready| (server, ready))
                 });

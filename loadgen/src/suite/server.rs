@@ -33,6 +33,7 @@ impl ServerProcess {
         name: &str,
         binary: &Path,
         args: &[String],
+        env: &[(&str, &str)],
         log: PathBuf,
     ) -> Result<Self, String> {
         let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
@@ -48,6 +49,7 @@ impl ServerProcess {
             .arg("--bind")
             .arg(addr.to_string())
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(output.try_clone().map_err(|e| e.to_string())?)
             .stderr(output);

@@ -6,20 +6,34 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use loadgen::engine::{self, LoadPlan, LoadReport};
+use loadgen::engine::{self, ErrorKind, LoadPlan, LoadReport};
 use loadgen::http::RawGet;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// The engine's request timeout in these tests.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{\"status\":\"UP\"}";
 
-/// A keep-alive server answering every request at once, except: request number `stall_at`
-/// (counted over all connections, from 1) waits `stall` first, and with `delay` every answer
-/// waits that long.
-fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
+/// What the scripted server does with a request.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    /// Answer after this long.
+    Answer(Duration),
+    /// Never answer (the connection stays open, silent).
+    Stall,
+    /// Reset the connection (RST) instead of answering.
+    Reset,
+}
+
+/// A keep-alive server that does `script(n)` with request number `n` (counted over all
+/// connections, from 1).
+fn scripted_server(script: impl Fn(u64) -> Action + Send + Sync + 'static) -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
     let served = Arc::new(AtomicU64::new(0));
+    let script = Arc::new(script);
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async move {
@@ -27,6 +41,7 @@ fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
             loop {
                 let (mut stream, _) = listener.accept().await.unwrap();
                 let served = Arc::clone(&served);
+                let script = Arc::clone(&script);
                 tokio::spawn(async move {
                     let mut buffer = Vec::new();
                     let mut chunk = [0u8; 1024];
@@ -40,14 +55,20 @@ fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
                         let end = buffer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
                         buffer.drain(..end);
                         let number = served.fetch_add(1, Ordering::Relaxed) + 1;
-                        if number == stall_at {
-                            tokio::time::sleep(stall).await;
-                        }
-                        if !delay.is_zero() {
-                            tokio::time::sleep(delay).await;
-                        }
-                        if stream.write_all(RESPONSE).await.is_err() {
-                            return;
+                        match script(number) {
+                            Action::Answer(delay) => {
+                                if !delay.is_zero() {
+                                    tokio::time::sleep(delay).await;
+                                }
+                                if stream.write_all(RESPONSE).await.is_err() {
+                                    return;
+                                }
+                            }
+                            Action::Stall => std::future::pending::<()>().await,
+                            Action::Reset => {
+                                let _ = stream.set_zero_linger();
+                                return; // dropped with SO_LINGER 0: an RST
+                            }
                         }
                     }
                 });
@@ -55,6 +76,14 @@ fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
         });
     });
     addr
+}
+
+/// Answers every request at once, except: request number `stall_at` waits `stall` first,
+/// and with `delay` every answer waits that long.
+fn server(stall_at: u64, stall: Duration, delay: Duration) -> SocketAddr {
+    scripted_server(move |number| {
+        Action::Answer(if number == stall_at { stall + delay } else { delay })
+    })
 }
 
 fn plan(
@@ -68,7 +97,7 @@ fn plan(
         workers: 1,
         warmup,
         duration,
-        request_timeout: Duration::from_secs(10),
+        request_timeout: REQUEST_TIMEOUT,
         rate_rps,
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
@@ -141,5 +170,47 @@ fn a_target_that_refuses_connections_is_counted_as_connect_errors() {
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let report = run(addr, &plan(2, Duration::ZERO, Duration::from_millis(300), None));
     assert_eq!(report.measure.ok, 0);
-    assert!(report.measure.errors_of(loadgen::engine::ErrorKind::Connect) > 0);
+    assert!(report.measure.errors_of(ErrorKind::Connect) > 0);
+}
+
+#[test]
+fn a_server_that_stops_answering_costs_timeouts_not_an_endless_run() {
+    // The first 20 requests are answered, then the server goes silent on every connection.
+    let addr =
+        scripted_server(
+            |number| {
+                if number <= 20 { Action::Answer(Duration::ZERO) } else { Action::Stall }
+            },
+        );
+    let mut plan = plan(4, Duration::ZERO, Duration::from_secs(1), None);
+    plan.request_timeout = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let report = run(addr, &plan);
+    let took = started.elapsed();
+    assert_eq!(report.measure.ok + report.drain.ok, 20);
+    let timeouts = report.measure.errors_of(ErrorKind::Timeout);
+    // Each connection times out, reconnects, is stalled again: about 1 s / 300 ms each.
+    assert!((4..=16).contains(&timeouts), "{timeouts} timeouts");
+    assert_eq!(report.measure.error_total(), timeouts, "only timeouts");
+    // The window, plus at most one request timeout for the requests still waiting.
+    assert!(took < Duration::from_secs(3), "the run took {took:?}");
+}
+
+#[test]
+fn reset_connections_are_counted_and_reopened() {
+    // Every 10th request is answered with an RST instead of a response.
+    let addr = scripted_server(|number| {
+        if number % 10 == 0 { Action::Reset } else { Action::Answer(Duration::from_millis(1)) }
+    });
+    let report = run(addr, &plan(2, Duration::ZERO, Duration::from_millis(500), None));
+    let resets = report.measure.errors_of(ErrorKind::Io);
+    assert!(resets > 0, "no reset counted");
+    assert_eq!(report.measure.error_total(), resets, "resets are I/O errors");
+    // Each reset closed a connection; had it not been reopened the run would have
+    // stopped after two resets with at most 18 answers.
+    assert!(
+        report.measure.ok >= 8 * resets && resets > 2,
+        "{} ok, {resets} resets",
+        report.measure.ok
+    );
 }

@@ -249,3 +249,74 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
     assert!(cells > 0 && cells < 12, "{cells} cells kept");
     assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
 }
+
+#[test]
+fn a_database_password_appears_in_no_argument_result_report_or_log() {
+    const PASSWORD: &str = "pw-e2c1f07a";
+    let _serial = serial();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    // An "existing" server whose URL carries a password (trust authentication ignores it).
+    let cluster = runtime
+        .block_on(bookstore_fixture::PgCluster::start(
+            &bookstore_fixture::ClusterOptions::for_tests(),
+        ))
+        .unwrap();
+    let url = cluster.url("postgres").replacen(
+        "postgres://postgres@",
+        &format!("postgres://postgres:{PASSWORD}@"),
+        1,
+    );
+    assert!(url.contains(PASSWORD), "{url}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("run.json");
+    let mut options = options(output.clone());
+    options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
+    options.concurrency = vec![2];
+    options.database_url = Some(url.clone());
+    options.command_line = vec!["loadgen".into(), "suite".into(), format!("--database-url={url}")];
+
+    // Every process the suite starts, with its arguments, as seen in `ps`.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::Relaxed) {
+                for pid in children() {
+                    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            seen
+        })
+    };
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    done.store(true, Ordering::Relaxed);
+    let command_lines = watcher.join().unwrap();
+    drop(cluster);
+
+    assert_eq!(results.settings.database, "existing");
+    assert_eq!(results.stacks[0].status, "measured", "{:?}", results.stacks[0].failure);
+    assert!(command_lines.iter().any(|c| c.contains("axum-serde-sqlx")), "{command_lines:?}");
+    for command_line in &command_lines {
+        assert!(!command_line.contains(PASSWORD), "in the arguments of {command_line}");
+    }
+    assert_eq!(
+        results.run.command_line[2],
+        url.replace(PASSWORD, "***").replace("postgres://", "--database-url=postgres://")
+    );
+    let html = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    assert!(!html.contains(PASSWORD), "in the HTML report");
+    let mut files = vec![output.clone()];
+    for entry in std::fs::read_dir(output.with_extension("logs")).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    assert!(files.len() > 2, "results and logs: {files:?}");
+    for file in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains(PASSWORD), "in {}", file.display());
+    }
+}
