@@ -19,7 +19,7 @@ mod queries;
 pub mod schema;
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;
@@ -71,6 +71,7 @@ type PgPool = Pool<ConnectionManager<PgConnection>>;
 pub struct DieselStore<O> {
     pool: PgPool,
     offload: O,
+    acquire_timeout: Duration,
 }
 
 impl<O> std::fmt::Debug for DieselStore<O> {
@@ -92,9 +93,17 @@ impl<O: Offload> DieselStore<O> {
         T: Send + 'static,
     {
         let pool = self.pool.clone();
+        let queued = Instant::now();
+        let acquire_timeout = self.acquire_timeout;
         self.offload
             .run(move || {
-                let mut conn = pool.get().map_err(|e| Error::DbUnavailable(e.to_string()))?;
+                // The acquire timeout counts from the request, as on the async stacks: a
+                // wait for a blocking thread (busy with requests that wait for connections
+                // themselves, as in a database outage) is a wait for a connection. r2d2
+                // still takes an idle connection when no time is left.
+                let remaining = acquire_timeout.saturating_sub(queued.elapsed());
+                let mut conn =
+                    pool.get_timeout(remaining).map_err(|e| Error::DbUnavailable(e.to_string()))?;
                 work(&mut conn)
             })
             .await?
@@ -108,12 +117,13 @@ impl<O: Offload> Store for DieselStore<O> {
         settings.check()?;
         let offload = O::default();
         let settings_url = settings.database_url.clone();
+        let acquire_timeout = settings.acquire_timeout;
         let settings = settings.clone();
         let pool = offload
             .run(move || build_pool(&settings))
             .await
             .map_err(|e| OpenError::connect(describe(&settings_url), 0, e))??;
-        Ok(Self { pool, offload })
+        Ok(Self { pool, offload, acquire_timeout })
     }
 
     async fn close(&self) {
