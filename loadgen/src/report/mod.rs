@@ -59,18 +59,27 @@ impl<'a> Dataset<'a> {
                 }
             }
             concurrency.extend(&run.settings.concurrency);
-            let mut add = |target: Target, cell: &'a Cell| {
-                cells
-                    .entry((target, cell.scenario.clone(), cell.concurrency))
-                    .or_default()
-                    .push(cell);
+            let mut add_at = |target: Target, cell: &'a Cell, concurrency: u32| {
+                cells.entry((target, cell.scenario.clone(), concurrency)).or_default().push(cell);
             };
             for cell in &run.ceilings.http {
-                add(Target::HttpCeiling, cell);
+                add_at(Target::HttpCeiling, cell, cell.concurrency);
             }
+            // The suite measures the database ceiling once per scenario, with one client per
+            // pooled connection; it bounds the stacks at every concurrency. (Runs before that
+            // measured it per concurrency, and are read as they were measured.)
+            let once_per_scenario =
+                run.ceilings.db.iter().all(|cell| cell.concurrency == run.settings.pool_max);
             for cell in &run.ceilings.db {
-                add(Target::DbCeiling, cell);
+                if once_per_scenario {
+                    for &concurrency in &run.settings.concurrency {
+                        add_at(Target::DbCeiling, cell, concurrency);
+                    }
+                } else {
+                    add_at(Target::DbCeiling, cell, cell.concurrency);
+                }
             }
+            let mut add = |target: Target, cell: &'a Cell| add_at(target, cell, cell.concurrency);
             for stack in &run.stacks {
                 if !stacks.contains(&stack.name) {
                     stacks.push(stack.name.clone());

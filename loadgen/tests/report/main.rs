@@ -108,6 +108,26 @@ fn several_runs_are_read_as_repeats() {
     assert!(page.contains("<code>second</code>"));
 }
 
+#[test]
+fn a_database_ceiling_measured_once_per_scenario_bounds_every_concurrency() {
+    // Today's suite: one DB ceiling cell per scenario (and repeat) at `pool_max` clients.
+    let mut run = fixture();
+    let pool_max = run.settings.pool_max;
+    run.ceilings.db.retain(|c| c.concurrency == 8);
+    for cell in &mut run.ceilings.db {
+        cell.concurrency = pool_max;
+    }
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let ceiling = &run.ceilings.db.iter().find(|c| c.scenario == "bookById").unwrap();
+    for concurrency in [8, 16] {
+        let id = format!("data-cell=\"db-ceiling:bookById:{concurrency}\"");
+        let row = page.split(&id).nth(1).unwrap_or_else(|| panic!("missing {id}"));
+        let row = &row[..row.find("</tr>").unwrap()];
+        assert!(row.contains(&format!("{:.0}", ceiling.goodput_rps)), "{id}: {row}");
+    }
+    assert!(!page.contains(&format!("db-ceiling:bookById:{pool_max}")));
+}
+
 mod compare {
     use super::fixture;
     use loadgen::report::compare::{compare, render, table};
