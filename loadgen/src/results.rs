@@ -194,6 +194,10 @@ pub struct Cell {
     pub concurrency: u32,
     /// Which repetition (0-based).
     pub repeat: u32,
+    /// When its warm-up began, in seconds since the run started (absent in files written
+    /// before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_seconds: Option<f64>,
     /// How load was offered.
     pub mode: LoadMode,
     /// Warm-up before the window.
@@ -399,6 +403,7 @@ impl Cell {
             scenario: scenario.to_owned(),
             concurrency,
             repeat,
+            started_seconds: None,
             mode,
             warmup_seconds,
             window_seconds: report.window.as_secs_f64(),

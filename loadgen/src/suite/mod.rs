@@ -1,13 +1,18 @@
 //! `loadgen suite`: SPEC §5 end to end.
 //!
-//! One seeded template database; then the ceilings (the client against the minimal
-//! responder; each database scenario straight through the sqlx store); then for each stack:
-//! a fresh database, the stack's release binary started with identical flags, `/health/db`,
-//! the contract check of every scenario (a stack that fails it is reported, not measured),
-//! and every scenario × concurrency × repeat — restoring the seed before each write cell and
-//! auditing after it. Per cell also: CPU seconds of the server, of PostgreSQL and of the
-//! client over the window, the server's peak RSS, and SQL statements per request. The results
-//! file is rewritten after every cell.
+//! One seeded template database; each stack gets a fresh clone, is started once with
+//! identical flags and checked against the contract in every scenario (a stack that fails
+//! is reported, not measured). Then the measurement, in rounds: one round per scenario and
+//! repeat, in which every party — each stack, and the ceiling that bounds the scenario (the
+//! client against the minimal responder, or the scenario's statements straight through the
+//! sqlx store) — measures its cells at every concurrency, one party after the other, the
+//! order rotating from round to round. This machine's speed drifts by tens of percent over
+//! minutes; measuring stack by stack turned that drift into differences between stacks (the
+//! first stack measured looked fastest), while rounds put the parties compared within a
+//! minute of each other. A stack's process runs for its turn in a round and stops after it.
+//! Restore before each write cell, audit after it; per cell also CPU seconds of the server,
+//! of PostgreSQL and of the client over the window, the server's peak RSS, and SQL
+//! statements per request. The results file is rewritten after every cell.
 
 mod ceiling;
 mod database;
@@ -203,6 +208,10 @@ struct Suite<'a> {
     progress: Progress,
     stop: Arc<AtomicBool>,
     logs: PathBuf,
+    /// The stacks that passed the contract check, in `--stacks` order.
+    prepared: Vec<PreparedStack>,
+    db_ceiling_url: Option<String>,
+    started: std::time::Instant,
 }
 
 /// Runs the suite, writing `options.output` after every cell; returns the final results.
@@ -264,21 +273,16 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
         progress: Progress::new(options.total_cells()),
         stop,
         logs,
+        prepared: Vec::new(),
+        db_ceiling_url: None,
+        started: std::time::Instant::now(),
     };
     if !suite.database.statements_available() {
         suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
     }
     suite.save()?;
-    if options.ceilings {
-        suite.http_ceiling()?;
-        suite.db_ceiling()?;
-    }
-    for stack in &options.stacks {
-        if suite.stopped() {
-            break;
-        }
-        suite.stack(stack)?;
-    }
+    suite.prepare_stacks()?;
+    suite.measure()?;
     suite.progress.finish();
     if options.duration.as_secs_f64() < warnings::SHORT_WINDOW_SECONDS {
         let window_seconds = options.duration.as_secs_f64();
@@ -301,23 +305,115 @@ impl Suite<'_> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
     }
 
-    /// The cells of one target, in order: scenario × concurrency × repeat.
-    fn cells<'s>(
-        &self,
-        scenarios: impl Iterator<Item = &'s Scenario>,
-    ) -> Vec<(Scenario, u32, u32)> {
-        let mut cells = Vec::new();
-        for scenario in scenarios {
-            for &concurrency in &self.options.concurrency {
-                for repeat in 0..self.options.repeat {
-                    cells.push((*scenario, concurrency, repeat));
+    /// Gives every stack its database, starts it once, and checks it against the contract.
+    fn prepare_stacks(&mut self) -> anyhow::Result<()> {
+        for stack in &self.options.stacks {
+            if self.stopped() {
+                break;
+            }
+            let name = stack.identity.service;
+            let database = format!("bench_{}", name.replace('-', "_"));
+            let url = self.database.fresh(&database)?;
+            let mut args = vec![
+                "--pool-max".to_owned(),
+                self.options.pool_max.to_string(),
+                "--workers".to_owned(),
+                self.options.server_workers.to_string(),
+            ];
+            if stack.db_calls == DbCalls::Blocking {
+                args.extend([
+                    "--blocking-threads".to_owned(),
+                    self.options.blocking_threads.to_string(),
+                ]);
+            }
+            self.results.stacks.push(StackResults {
+                name: name.to_owned(),
+                status: "measured".into(),
+                failure: None,
+                ready_ms: None,
+                validation: Vec::new(),
+                cells: Vec::new(),
+            });
+            let index = self.results.stacks.len() - 1;
+            let prepared = PreparedStack { info: *stack, index, database, url, args };
+            let (server, ready) = match self.start_stack(&prepared) {
+                Ok(started) => started,
+                Err(error) => {
+                    self.stack_failed(index, "failed", format!("did not start: {error}"))?;
+                    continue;
+                }
+            };
+            self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
+            let validation = validate_stack(server.addr(), &self.options.scenarios);
+            drop(server);
+            let failed: Vec<String> = validation
+                .iter()
+                .filter(|v| !v.passed)
+                .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
+                .collect();
+            self.results.stacks[index].validation = validation;
+            if !failed.is_empty() {
+                let why = format!("does not meet the contract: {}", failed.join("; "));
+                self.stack_failed(index, "failed", why)?;
+                continue;
+            }
+            self.progress
+                .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
+            self.prepared.push(prepared);
+        }
+        self.save()
+    }
+
+    fn start_stack(&self, stack: &PreparedStack) -> Result<(ServerProcess, Duration), String> {
+        let name = stack.info.identity.service;
+        let binary = self.options.bin_dir.join(name);
+        // In the environment, not the arguments: those are visible to every user in `ps`.
+        let env = [("DATABASE_URL", stack.url.as_str())];
+        let log = self.logs.join(format!("{name}.log"));
+        let mut server = ServerProcess::start(name, &binary, &stack.args, &env, log)?;
+        let ready = server.wait_ready("/health/db")?;
+        Ok((server, ready))
+    }
+
+    /// The rounds: per scenario and repeat, every party in turn, the order rotating.
+    fn measure(&mut self) -> anyhow::Result<()> {
+        let scenarios = self.options.scenarios.clone();
+        // The HTTP ceiling (measured as `health`) bounds every scenario without database
+        // access; it joins the first round of such a scenario.
+        let http_round = scenarios.iter().position(|s| !s.uses_database());
+        let mut round = 0;
+        for (index, &scenario) in scenarios.iter().enumerate() {
+            for repeat in 0..self.options.repeat {
+                let mut parties = Vec::new();
+                if self.options.ceilings {
+                    if scenario.uses_database() {
+                        parties.push(Party::DbCeiling);
+                    } else if http_round == Some(index) {
+                        parties.push(Party::HttpCeiling);
+                    }
+                }
+                parties.extend((0..self.prepared.len()).map(Party::Stack));
+                let len = parties.len();
+                if len > 0 {
+                    parties.rotate_left(round % len);
+                }
+                round += 1;
+                for party in parties {
+                    if self.stopped() {
+                        return Ok(());
+                    }
+                    match party {
+                        Party::HttpCeiling => self.http_ceiling(repeat)?,
+                        Party::DbCeiling => self.db_ceiling(scenario, repeat)?,
+                        Party::Stack(stack) => self.stack_turn(stack, scenario, repeat)?,
+                    }
                 }
             }
         }
-        cells
+        Ok(())
     }
 
-    fn http_ceiling(&mut self) -> anyhow::Result<()> {
+    fn http_ceiling(&mut self, repeat: u32) -> anyhow::Result<()> {
         let binary = self.options.bin_dir.join(RESPONDER);
         let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
         let mut responder =
@@ -326,7 +422,7 @@ impl Suite<'_> {
         responder
             .wait_ready("/health")
             .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
-        for (_, concurrency, repeat) in self.cells([Scenario::Health].iter()) {
+        for concurrency in self.options.concurrency.clone() {
             if self.stopped() {
                 break;
             }
@@ -340,9 +436,16 @@ impl Suite<'_> {
         Ok(())
     }
 
-    fn db_ceiling(&mut self) -> anyhow::Result<()> {
-        let name = "bench_ceiling";
-        let url = self.database.fresh(name)?;
+    fn db_ceiling(&mut self, scenario: Scenario, repeat: u32) -> anyhow::Result<()> {
+        let name = DB_CEILING_DATABASE;
+        let url = match &self.db_ceiling_url {
+            Some(url) => url.clone(),
+            None => {
+                let url = self.database.fresh(name)?;
+                self.db_ceiling_url = Some(url.clone());
+                url
+            }
+        };
         // One client per pooled connection, whatever the stacks' concurrency: a stack can
         // never have more than `pool_max` statements in flight, and more clients than
         // connections would only measure the pool's queue (which made this "ceiling" lower
@@ -350,142 +453,93 @@ impl Suite<'_> {
         let concurrency = self.options.pool_max;
         let workers = self.options.client_workers.max(1).min(concurrency as usize);
         let per_thread_pool = concurrency.div_ceil(workers as u32);
-        let scenarios: Vec<Scenario> =
-            self.options.scenarios.iter().copied().filter(|s| s.uses_database()).collect();
-        let cells = scenarios
-            .into_iter()
-            .flat_map(|scenario| (0..self.options.repeat).map(move |repeat| (scenario, repeat)));
-        for (scenario, repeat) in cells.collect::<Vec<_>>() {
-            if self.stopped() {
-                break;
-            }
-            if scenario.writes() {
-                self.database.restore(name)?;
-            }
-            let label = format!("ceiling db    {scenario}  c={concurrency}");
-            let load = Arc::new(scenario.workload("ceiling"));
-            let url = url.clone();
-            let live = Arc::new(LiveCounter::new(workers));
-            let plan = self.options.plan(concurrency, &self.stop, &live);
-            let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
-            self.database.reset_statements();
-            let ticker = self.progress.running(label.clone(), live);
-            let report = engine::run(
-                &plan,
-                move |_| {
-                    ceiling::StoreClient::new(&url, per_thread_pool, scenario, Arc::clone(&load))
-                },
-                &mut sampler,
-            )
-            .map_err(|e| anyhow::anyhow!("the database ceiling could not open its pool: {e}"))?;
-            drop(ticker);
-            let cell = self.finish_cell(
-                &label,
-                scenario,
-                concurrency,
-                repeat,
-                &report,
-                &sampler,
-                None,
-                Some(name),
-            )?;
-            self.results.ceilings.db.push(cell);
-            self.save()?;
+        if scenario.writes() {
+            self.database.restore(name)?;
         }
-        Ok(())
+        let label = format!("ceiling db    {scenario}  c={concurrency}");
+        let load = Arc::new(scenario.workload("ceiling"));
+        let live = Arc::new(LiveCounter::new(workers));
+        let plan = self.options.plan(concurrency, &self.stop, &live);
+        let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
+        self.database.reset_statements();
+        let ticker = self.progress.running(label.clone(), live);
+        let started = self.started.elapsed().as_secs_f64();
+        let report = engine::run(
+            &plan,
+            move |_| ceiling::StoreClient::new(&url, per_thread_pool, scenario, Arc::clone(&load)),
+            &mut sampler,
+        )
+        .map_err(|e| anyhow::anyhow!("the database ceiling could not open its pool: {e}"))?;
+        drop(ticker);
+        let mut cell = self.finish_cell(
+            &label,
+            scenario,
+            concurrency,
+            repeat,
+            &report,
+            &sampler,
+            None,
+            Some(name),
+        )?;
+        cell.started_seconds = Some(started);
+        self.results.ceilings.db.push(cell);
+        self.save()
     }
 
-    fn stack(&mut self, stack: &StackInfo) -> anyhow::Result<()> {
-        let name = stack.identity.service;
-        let database = format!("bench_{}", name.replace('-', "_"));
-        let url = self.database.fresh(&database)?;
-        let mut args = vec![
-            "--pool-max".to_owned(),
-            self.options.pool_max.to_string(),
-            "--workers".to_owned(),
-            self.options.server_workers.to_string(),
-        ];
-        if stack.db_calls == DbCalls::Blocking {
-            args.extend([
-                "--blocking-threads".to_owned(),
-                self.options.blocking_threads.to_string(),
-            ]);
+    /// One stack's turn in a round: started, `scenario` at every concurrency, stopped.
+    fn stack_turn(
+        &mut self,
+        prepared: usize,
+        scenario: Scenario,
+        repeat: u32,
+    ) -> anyhow::Result<()> {
+        let stack = self.prepared[prepared].clone();
+        if self.results.stacks[stack.index].status != "measured" {
+            return Ok(()); // crashed in an earlier round
         }
-        self.results.stacks.push(StackResults {
-            name: name.to_owned(),
-            status: "measured".into(),
-            failure: None,
-            ready_ms: None,
-            validation: Vec::new(),
-            cells: Vec::new(),
-        });
-        let binary = self.options.bin_dir.join(name);
-        // In the environment, not the arguments: those are visible to every user in `ps`.
-        let env = [("DATABASE_URL", url.as_str())];
-        let started =
-            ServerProcess::start(name, &binary, &args, &env, self.logs.join(format!("{name}.log")))
-                .and_then(|mut server| {
-                    server.wait_ready("/health/db").map(|ready| (server, ready))
-                });
-        let (mut server, ready) = match started {
-            Ok(started) => started,
-            Err(error) => return self.stack_failed("failed", format!("did not start: {error}")),
+        let name = stack.info.identity.service;
+        let mut server = match self.start_stack(&stack) {
+            Ok((server, _)) => server,
+            Err(error) => {
+                return self.stack_failed(
+                    stack.index,
+                    "crashed",
+                    format!("did not restart: {error}"),
+                );
+            }
         };
-        self.current().ready_ms = Some(ready.as_millis() as u64);
-
-        let validation = validate_stack(server.addr(), &self.options.scenarios);
-        let failed: Vec<String> = validation
-            .iter()
-            .filter(|v| !v.passed)
-            .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
-            .collect();
-        self.current().validation = validation;
-        if !failed.is_empty() {
-            return self.stack_failed(
-                "failed",
-                format!("does not meet the contract: {}", failed.join("; ")),
-            );
-        }
-        self.progress
-            .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
-
-        let cells = self.cells(self.options.scenarios.iter());
-        for (index, (scenario, concurrency, repeat)) in cells.iter().copied().enumerate() {
+        for concurrency in self.options.concurrency.clone() {
             if self.stopped() {
                 break;
             }
             if let Some(exit) = server.exited() {
-                self.progress.skipped((cells.len() - index) as u64);
-                return self.stack_failed("crashed", exit);
+                return self.stack_failed(stack.index, "crashed", exit);
             }
             let label = format!("{name}  {scenario}  c={concurrency}");
-            let target =
-                Target { addr: server.addr(), pid: Some(server.pid()), database: Some(&database) };
+            let target = Target {
+                addr: server.addr(),
+                pid: Some(server.pid()),
+                database: Some(&stack.database),
+            };
             let mut cell = self.http_cell(&label, &target, scenario, concurrency, repeat)?;
             if let Some(exit) = server.exited() {
                 cell.warnings
                     .push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
-                self.current().cells.push(cell);
-                self.progress.skipped((cells.len() - index - 1) as u64);
-                return self.stack_failed("crashed", exit);
+                self.results.stacks[stack.index].cells.push(cell);
+                return self.stack_failed(stack.index, "crashed", exit);
             }
-            self.current().cells.push(cell);
+            self.results.stacks[stack.index].cells.push(cell);
             self.save()?;
         }
         Ok(())
     }
 
-    fn current(&mut self) -> &mut StackResults {
-        self.results.stacks.last_mut().expect("a stack is running")
-    }
-
-    fn stack_failed(&mut self, status: &str, why: String) -> anyhow::Result<()> {
-        let name = self.current().name.clone();
-        self.progress.note(&format!("{name}: {status}: {why}"));
-        if status == "failed" {
-            self.progress.skipped(self.options.cells_per_stack());
-        }
-        let stack = self.current();
+    /// Marks a stack `failed` (before measuring) or `crashed`, skipping its remaining cells.
+    fn stack_failed(&mut self, index: usize, status: &str, why: String) -> anyhow::Result<()> {
+        let stack = &mut self.results.stacks[index];
+        self.progress.note(&format!("{}: {status}: {why}", stack.name));
+        let measured = stack.cells.len() as u64;
+        self.progress.skipped(self.options.cells_per_stack().saturating_sub(measured));
         stack.status = status.to_owned();
         stack.failure = Some(why);
         self.save()
@@ -512,10 +566,11 @@ impl Suite<'_> {
         let postgres = target.database.and(self.database.postgres_pid());
         let mut sampler = CpuSampler::new(target.pid, postgres);
         let ticker = self.progress.running(label.to_owned(), live);
+        let started = self.started.elapsed().as_secs_f64();
         let report =
             engine::run_http(&plan, target.addr, load, self.options.validate_every, &mut sampler);
         drop(ticker);
-        self.finish_cell(
+        let mut cell = self.finish_cell(
             label,
             scenario,
             concurrency,
@@ -524,7 +579,9 @@ impl Suite<'_> {
             &sampler,
             target.pid,
             target.database,
-        )
+        )?;
+        cell.started_seconds = Some(started);
+        Ok(cell)
     }
 
     /// Adds what the server side shows to what the client measured.
@@ -575,6 +632,29 @@ impl Suite<'_> {
         Ok(cell)
     }
 }
+
+/// A stack that passed the contract check, and how to start it again.
+#[derive(Debug, Clone)]
+struct PreparedStack {
+    info: StackInfo,
+    /// Its entry in `results.stacks`.
+    index: usize,
+    database: String,
+    url: String,
+    args: Vec<String>,
+}
+
+/// Who measures in a round.
+#[derive(Debug, Clone, Copy)]
+enum Party {
+    HttpCeiling,
+    DbCeiling,
+    /// An index into the prepared stacks.
+    Stack(usize),
+}
+
+/// The database the database ceiling runs on.
+const DB_CEILING_DATABASE: &str = "bench_ceiling";
 
 /// Where a cell's load goes.
 struct Target<'a> {

@@ -41,8 +41,12 @@ impl ServerProcess {
             .map_err(|e| format!("no free port: {e}"))?
             .port();
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let output =
-            File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        // Appended: a stack is started once per round, and its log covers the whole run.
+        let output = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let mut command = Command::new(binary);
         command
             .args(args)
