@@ -50,11 +50,27 @@ fn parent_of(pid: u32) -> Option<u32> {
     stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// CPU seconds of `pid` and its descendants (PostgreSQL: the postmaster and its backends).
+/// CPU seconds of `pid` and its descendants, the exited ones included (PostgreSQL: the
+/// postmaster and its backends, also those that closed during a window).
+///
+/// Each process counts its own time plus that of its waited-for children (`cutime`,
+/// `cstime`): when a backend exits, the postmaster reaps it and its time moves into the
+/// postmaster's children fields, so the sum never drops. Summing live processes only lost
+/// an exiting backend's whole history and could make a window's PostgreSQL CPU negative.
 pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
     let tree = process_tree(pid);
-    let own = cpu_seconds(pid)?;
-    Some(own + tree.iter().skip(1).filter_map(|p| cpu_seconds(*p)).sum::<f64>())
+    let own = cpu_seconds_with_children(pid)?;
+    Some(own + tree.iter().skip(1).filter_map(|p| cpu_seconds_with_children(*p)).sum::<f64>())
+}
+
+/// `cpu_seconds` plus the CPU of `pid`'s exited, waited-for children.
+fn cpu_seconds_with_children(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime, stime, cutime, cstime: fields 14 to 17.
+    let ticks = fields.get(11..15)?.iter().map(|f| f.parse::<f64>().ok()).sum::<Option<f64>>()?;
+    Some(ticks / TICKS_PER_SECOND)
 }
 
 /// Peak resident memory of `pid` (`VmHWM`), bytes.
@@ -92,5 +108,27 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(tree.contains(&child.id()), "{tree:?}");
+    }
+
+    #[test]
+    fn a_child_that_exits_keeps_its_cpu_in_the_tree() {
+        let me = std::process::id();
+        let mut child =
+            std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        // Until the child has used a visible amount of CPU (however fast this machine is).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while cpu_seconds(child.id()).unwrap_or(0.0) < 0.2 {
+            assert!(std::time::Instant::now() < deadline, "the child never ran");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let child_cpu = cpu_seconds(child.id()).unwrap();
+        let before = tree_cpu_seconds(me).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let after = tree_cpu_seconds(me).unwrap();
+        // Reaped, its time moved into this process's children fields: nothing is lost (the
+        // old live-only sum dropped by the child's whole CPU time here).
+        assert!(!process_tree(me).contains(&child.id()));
+        assert!(after >= before, "tree CPU dropped from {before} to {after} (child had {child_cpu})");
     }
 }
