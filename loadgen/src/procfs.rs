@@ -129,6 +129,9 @@ mod tests {
         // Reaped, its time moved into this process's children fields: nothing is lost (the
         // old live-only sum dropped by the child's whole CPU time here).
         assert!(!process_tree(me).contains(&child.id()));
-        assert!(after >= before, "tree CPU dropped from {before} to {after} (child had {child_cpu})");
+        assert!(
+            after >= before,
+            "tree CPU dropped from {before} to {after} (child had {child_cpu})"
+        );
     }
 }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runtime worker threads by measurement (docs/performance.md): each stack started with
+# --workers W for W in WORKERS, `loadgen http` on each path, over ROUNDS rounds whose worker
+# order rotates (this machine drifts by tens of percent within minutes: a fixed order would
+# hand that drift to the last setting). Prints the median req/s per stack, path and W.
+#
+#   scripts/sweep-workers.sh                        # 3 rounds, workers 2 3 4, health and bookById
+#   ROUNDS=5 WORKERS="1 2 4" STACKS=axum-serde-sqlx scripts/sweep-workers.sh
+# Quiet machine only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ROUNDS=${ROUNDS:-3}
+WORKERS=${WORKERS:-"2 3 4"}
+STACKS=${STACKS:-"axum-serde-sqlx axum-serde-diesel actix-serde-diesel actix-simd-sqlx hyper-sonic-sqlx"}
+PATHS=${PATHS:-"health api/books/4242"}
+DURATION=${DURATION:-2s}
+
+require_cargo
+command -v python3 >/dev/null || die "python3 not found: install it (Debian: sudo apt-get install python3)"
+ensure_pg_binaries
+cargo build --release --bins --locked
+
+workdir=$(mktemp -d)
+db_pid= server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+    [ -n "$db_pid" ] && kill "$db_pid" 2>/dev/null && wait "$db_pid" 2>/dev/null
+    rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+target/release/bookstore-db up > "$workdir/db.env" &
+db_pid=$!
+for _ in $(seq 300); do grep -q POSTGRES_DIR "$workdir/db.env" 2>/dev/null && break; sleep 0.1; done
+DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$workdir/db.env")
+[ -n "$DATABASE_URL" ] || die "bookstore-db up did not start a database"
+export DATABASE_URL
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+read -r -a workers <<< "$WORKERS"
+for round in $(seq "$ROUNDS"); do
+    # Rotate the order: round 1 runs 2 3 4, round 2 runs 3 4 2, ...
+    shift_by=$(( (round - 1) % ${#workers[@]} ))
+    order=("${workers[@]:shift_by}" "${workers[@]:0:shift_by}")
+    for w in "${order[@]}"; do
+        for stack in $STACKS; do
+            target/release/"$stack" --bind "127.0.0.1:$port" --workers "$w" 2>>"$workdir/server.log" &
+            server_pid=$!
+            for _ in $(seq 100); do
+                python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
+                    "http://127.0.0.1:$port/health/db" 2>/dev/null && break
+                sleep 0.1
+            done
+            for path in $PATHS; do
+                target/release/loadgen http --url "http://127.0.0.1:$port/$path" -c 128 \
+                    --duration "$DURATION" --warmup 0.5s --json "$workdir/r.json" > /dev/null
+                rps=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["throughput_rps"]))' "$workdir/r.json")
+                echo "$round $w $stack /$path $rps" | tee -a "$workdir/all.txt" >&2
+            done
+            kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+        done
+    done
+done
+
+python3 - "$workdir/all.txt" "$WORKERS" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    _, w, stack, path, rps = line.split()
+    runs[(stack, path, int(w))].append(int(rps))
+workers = [int(w) for w in sys.argv[2].split()]
+print("| stack | path | " + " | ".join(f"{w} workers" for w in workers) + " |")
+print("|---|---|" + "---:|" * len(workers))
+for stack, path in dict.fromkeys((s, p) for s, p, _ in runs):
+    base = statistics.median(runs[(stack, path, workers[0])])
+    cells = []
+    for w in workers:
+        m = statistics.median(runs[(stack, path, w)])
+        cells.append(f"{m:.0f}" if w == workers[0] else f"{m:.0f} ({m / base - 1:+.0%})")
+    print(f"| {stack} | `{path}` | " + " | ".join(cells) + " |")
+PY
