@@ -114,8 +114,18 @@ def cpu_ticks(pids):
 
 
 def children(pid):
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
+    """The live children of `pid` (from /proc: `ps` is not on every minimal Debian)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            pass
+    return found
 
 
 def wait_http(url, seconds):
