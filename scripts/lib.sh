@@ -39,3 +39,28 @@ ensure_pg_binaries() {
         die "PostgreSQL server binaries (initdb, postgres) not found: install them (Debian: sudo apt-get install postgresql), set PG_BIN_DIR to their directory, or use an existing server"
     fi
 }
+
+# Validates docker-compose.yml with Compose itself (no engine needed for `config`): the
+# `docker compose` plugin or Debian's docker-compose, installed with apt when running as
+# root. Without either it says so in one line; crates/app/tests/compose.rs checks the file
+# in any case.
+check_compose_file() {
+    local compose=()
+    if docker compose version >/dev/null 2>&1; then
+        compose=(docker compose)
+    elif command -v docker-compose >/dev/null; then
+        compose=(docker-compose)
+    elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "${0##*/}: installing docker-compose with apt-get to validate docker-compose.yml" >&2
+        if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null 2>&1 \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null 2>&1; }; then
+            compose=(docker-compose)
+        fi
+    fi
+    if [ ${#compose[@]} = 0 ]; then
+        echo "${0##*/}: docker-compose.yml not validated by Compose (install docker-compose or the docker compose plugin); its test still runs" >&2
+        return 0
+    fi
+    "${compose[@]}" -f docker-compose.yml config -q || die "docker-compose.yml is invalid (${compose[*]} config)"
+    echo "${0##*/}: docker-compose.yml valid (${compose[*]} config)" >&2
+}
