@@ -91,6 +91,16 @@ struct SuiteArgs {
     /// Skip the HTTP and database ceilings.
     #[arg(long)]
     no_ceilings: bool,
+    /// Measure stacks that are already running, `name=http://host:port`, comma-separated
+    /// (e.g. in containers or on another host): the suite starts none of them, restores and
+    /// audits the database of --database-url, which they must use, and reports their CPU
+    /// and memory as not measured (it cannot see their processes).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["stacks", "compose"])]
+    targets: Vec<String>,
+    /// The five stacks of docker-compose.yml: --targets on 127.0.0.1:8081–8085 (SPEC §1
+    /// ports) and, unless --database-url is given, the compose database on 127.0.0.1:55432.
+    #[arg(long, conflicts_with = "stacks")]
+    compose: bool,
 }
 
 #[derive(clap::Args)]
@@ -200,7 +210,23 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 }
 
 fn suite(args: SuiteArgs) -> anyhow::Result<()> {
-    let stacks = if args.stacks.is_empty() {
+    let mut database_url = args.database_url;
+    let targets = if args.compose {
+        database_url.get_or_insert_with(|| loadgen::suite::COMPOSE_DATABASE_URL.to_owned());
+        Some(loadgen::suite::compose_targets())
+    } else if args.targets.is_empty() {
+        None
+    } else {
+        Some(loadgen::suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
+    };
+    if targets.is_some() && database_url.is_none() {
+        anyhow::bail!(
+            "--targets needs --database-url: the database the running stacks use (the seed is restored there before write scenarios, and audited after)"
+        );
+    }
+    let stacks = if let Some(targets) = &targets {
+        targets.iter().map(|(stack, _)| *stack).collect()
+    } else if args.stacks.is_empty() {
         bookstore_app::stacks::ALL.to_vec()
     } else {
         args.stacks
@@ -249,7 +275,8 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         bin_dir: args.bin_dir,
         workspace: std::env::current_dir()?,
         output: output.clone(),
-        database_url: args.database_url,
+        database_url,
+        running: targets.map(|t| t.into_iter().map(|(_, addr)| addr).collect()),
         durable: args.durable,
         ceilings: !args.no_ceilings,
         command_line: std::env::args().collect(),

@@ -59,18 +59,20 @@ fn parent_of(pid: u32) -> Option<u32> {
 /// an exiting backend's whole history and could make a window's PostgreSQL CPU negative.
 pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
     let tree = process_tree(pid);
-    let own = cpu_seconds_with_children(pid)?;
-    Some(own + tree.iter().skip(1).filter_map(|p| cpu_seconds_with_children(*p)).sum::<f64>())
+    let own = ticks_with_children(pid)?;
+    // Summed in whole ticks: float sums in another order would differ in the last bit.
+    let ticks = own + tree.iter().skip(1).filter_map(|p| ticks_with_children(*p)).sum::<u64>();
+    Some(ticks as f64 / TICKS_PER_SECOND)
 }
 
-/// `cpu_seconds` plus the CPU of `pid`'s exited, waited-for children.
-fn cpu_seconds_with_children(pid: u32) -> Option<f64> {
+/// utime + stime + cutime + cstime of `pid` (its own CPU and that of its exited, waited-for
+/// children), in clock ticks.
+fn ticks_with_children(pid: u32) -> Option<u64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = stat.rsplit_once(')')?.1;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime, stime, cutime, cstime: fields 14 to 17.
-    let ticks = fields.get(11..15)?.iter().map(|f| f.parse::<f64>().ok()).sum::<Option<f64>>()?;
-    Some(ticks / TICKS_PER_SECOND)
+    // Fields 14 to 17 of proc(5).
+    fields.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum()
 }
 
 /// Peak resident memory of `pid` (`VmHWM`), bytes.

@@ -153,6 +153,10 @@ pub struct StackResults {
     pub failure: Option<String>,
     /// Time from process start to `/health/db` answering 200.
     pub ready_ms: Option<u64>,
+    /// Where the load went when someone else started the stack (`--targets`, `--compose`);
+    /// absent when the suite started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     /// The contract check of every scenario before measuring.
     pub validation: Vec<Validation>,
     /// Measured cells.
@@ -621,6 +625,7 @@ mod documentation {
                 status: String::new(),
                 failure: None,
                 ready_ms: None,
+                address: None,
                 validation: vec![Validation {
                     scenario: String::new(),
                     passed: true,

@@ -21,6 +21,9 @@ pub(crate) struct BenchDatabase {
     template: String,
     created: Vec<String>,
     statements_available: bool,
+    /// The database named by an existing server's URL: the one stacks started by someone
+    /// else use (`--targets`).
+    named: Option<String>,
 }
 
 fn sql(context: &str) -> impl FnOnce(sqlx::Error) -> anyhow::Error + '_ {
@@ -53,12 +56,31 @@ impl BenchDatabase {
                     && admin.execute("SELECT pg_stat_statements_reset()").await.is_ok();
             anyhow::Ok((server, admin, template, statements_available))
         })?;
-        Ok(Self { runtime, server, admin, template, created: Vec::new(), statements_available })
+        let named = database_url
+            .and_then(|u| url::Url::parse(u).ok())
+            .map(|u| u.path().trim_start_matches('/').to_owned())
+            .filter(|name| !name.is_empty());
+        Ok(Self {
+            runtime,
+            server,
+            admin,
+            template,
+            created: Vec::new(),
+            statements_available,
+            named,
+        })
     }
 
     /// Process id of the throwaway cluster's postmaster (for CPU accounting).
     pub(crate) fn postgres_pid(&self) -> Option<u32> {
         self.server.cluster().map(|c| c.pid())
+    }
+
+    /// The database of `--database-url`, which stacks someone else started use.
+    pub(crate) fn target_database(&self) -> anyhow::Result<&str> {
+        self.named.as_deref().ok_or_else(|| {
+            anyhow::anyhow!("--targets needs --database-url naming the database the stacks use")
+        })
     }
 
     /// Whether SQL statements can be counted.

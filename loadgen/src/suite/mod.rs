@@ -75,12 +75,57 @@ pub struct SuiteOptions {
     pub output: PathBuf,
     /// An existing server instead of a throwaway cluster.
     pub database_url: Option<String>,
+    /// Stacks someone else started (`--targets`, `--compose`): each stack's address, in
+    /// `stacks` order. The suite then starts none of them, restores and audits the database
+    /// of `database_url` (the one they use), and cannot see their processes (no server CPU
+    /// or memory: recorded as absent, not as zero).
+    pub running: Option<Vec<std::net::SocketAddr>>,
     /// fsync and synchronous commit on in the throwaway cluster.
     pub durable: bool,
     /// Measure the HTTP and database ceilings.
     pub ceilings: bool,
     /// The command line, for the record.
     pub command_line: Vec<String>,
+}
+
+/// The database of docker-compose.yml, as published on the host (`--compose`).
+pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
+
+/// The five stacks as docker-compose.yml publishes them: 127.0.0.1 and their SPEC §1 ports.
+pub fn compose_targets() -> Vec<(StackInfo, std::net::SocketAddr)> {
+    bookstore_app::stacks::ALL
+        .into_iter()
+        .map(|stack| {
+            (stack, std::net::SocketAddr::from(([127, 0, 0, 1], stack.identity.default_port)))
+        })
+        .collect()
+}
+
+/// `--targets`: `name=http://host:port` per stack, each stack at most once.
+pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
+    let mut targets: Vec<(StackInfo, std::net::SocketAddr)> = Vec::new();
+    for spec in specs {
+        let (name, address) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--targets {spec:?}: expected name=http://host:port"))?;
+        let stack = bookstore_app::stacks::find(name.trim())?;
+        let url = url::Url::parse(address.trim())
+            .map_err(|e| format!("--targets {spec:?}: expected http://host:port ({e})"))?;
+        if url.scheme() != "http" || !matches!(url.path(), "" | "/") || url.query().is_some() {
+            return Err(format!("--targets {spec:?}: expected http://host:port, nothing after"));
+        }
+        let host = url.host_str().ok_or_else(|| format!("--targets {spec:?}: no host"))?;
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .map_err(|e| format!("--targets {spec:?}: cannot resolve {host}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("--targets {spec:?}: {host} has no address"))?;
+        if targets.iter().any(|(s, _)| s.identity.service == stack.identity.service) {
+            return Err(format!("--targets: {} is named twice", stack.identity.service));
+        }
+        targets.push((stack, addr));
+    }
+    Ok(targets)
 }
 
 /// The responder binary, the HTTP ceiling.
@@ -109,7 +154,10 @@ impl SuiteOptions {
 
     /// Every binary the run needs exists, or an error saying how to build them.
     fn check_binaries(&self) -> anyhow::Result<()> {
-        let mut needed: Vec<&str> = self.stacks.iter().map(|s| s.identity.service).collect();
+        let mut needed: Vec<&str> = match self.running {
+            Some(_) => Vec::new(),
+            None => self.stacks.iter().map(|s| s.identity.service).collect(),
+        };
         if self.ceilings {
             needed.push(RESPONDER);
         }
@@ -307,6 +355,9 @@ impl Suite<'_> {
 
     /// Gives every stack its database, starts it once, and checks it against the contract.
     fn prepare_stacks(&mut self) -> anyhow::Result<()> {
+        if let Some(addresses) = self.options.running.clone() {
+            return self.prepare_running(&addresses);
+        }
         for stack in &self.options.stacks {
             if self.stopped() {
                 break;
@@ -326,16 +377,9 @@ impl Suite<'_> {
                     self.options.blocking_threads.to_string(),
                 ]);
             }
-            self.results.stacks.push(StackResults {
-                name: name.to_owned(),
-                status: "measured".into(),
-                failure: None,
-                ready_ms: None,
-                validation: Vec::new(),
-                cells: Vec::new(),
-            });
-            let index = self.results.stacks.len() - 1;
-            let prepared = PreparedStack { info: *stack, index, database, url, args };
+            let index = self.add_stack(name, None);
+            let prepared =
+                PreparedStack { info: *stack, index, database, url, args, address: None };
             let (server, ready) = match self.start_stack(&prepared) {
                 Ok(started) => started,
                 Err(error) => {
@@ -344,17 +388,9 @@ impl Suite<'_> {
                 }
             };
             self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
-            let validation = validate_stack(server.addr(), &self.options.scenarios);
+            let passed = self.check_contract(index, server.addr(), "")?;
             drop(server);
-            let failed: Vec<String> = validation
-                .iter()
-                .filter(|v| !v.passed)
-                .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
-                .collect();
-            self.results.stacks[index].validation = validation;
-            if !failed.is_empty() {
-                let why = format!("does not meet the contract: {}", failed.join("; "));
-                self.stack_failed(index, "failed", why)?;
+            if !passed {
                 continue;
             }
             self.progress
@@ -362,6 +398,70 @@ impl Suite<'_> {
             self.prepared.push(prepared);
         }
         self.save()
+    }
+
+    /// The stacks someone else started: checked against the contract where they run, on
+    /// their database restored to the seed first (the checks read seeded rows).
+    fn prepare_running(&mut self, addresses: &[std::net::SocketAddr]) -> anyhow::Result<()> {
+        let database = self.database.target_database()?.to_owned();
+        for (stack, &address) in self.options.stacks.iter().zip(addresses) {
+            if self.stopped() {
+                break;
+            }
+            let name = stack.identity.service;
+            let index = self.add_stack(name, Some(address));
+            self.database.restore(&database)?;
+            if !self.check_contract(index, address, &format!("at {address}: "))? {
+                continue;
+            }
+            self.progress.note(&format!("{name} at {address}: contract check passed"));
+            self.prepared.push(PreparedStack {
+                info: *stack,
+                index,
+                database: database.clone(),
+                url: String::new(),
+                args: Vec::new(),
+                address: Some(address),
+            });
+        }
+        self.save()
+    }
+
+    /// A stack's entry in the results, `measured` until something says otherwise; its index.
+    fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
+        self.results.stacks.push(StackResults {
+            name: name.to_owned(),
+            status: "measured".into(),
+            failure: None,
+            ready_ms: None,
+            address: address.map(|a| a.to_string()),
+            validation: Vec::new(),
+            cells: Vec::new(),
+        });
+        self.results.stacks.len() - 1
+    }
+
+    /// The contract check of stack `index` at `addr`, recorded; a failing stack is marked
+    /// `failed` (the reason prefixed with `context`). Whether it passed.
+    fn check_contract(
+        &mut self,
+        index: usize,
+        addr: std::net::SocketAddr,
+        context: &str,
+    ) -> anyhow::Result<bool> {
+        let validation = validate_stack(addr, &self.options.scenarios);
+        let failed: Vec<String> = validation
+            .iter()
+            .filter(|v| !v.passed)
+            .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
+            .collect();
+        self.results.stacks[index].validation = validation;
+        if failed.is_empty() {
+            return Ok(true);
+        }
+        let why = format!("{context}does not meet the contract: {}", failed.join("; "));
+        self.stack_failed(index, "failed", why)?;
+        Ok(false)
     }
 
     fn start_stack(&self, stack: &PreparedStack) -> Result<(ServerProcess, Duration), String> {
@@ -498,6 +598,9 @@ impl Suite<'_> {
             return Ok(()); // crashed in an earlier round
         }
         let name = stack.info.identity.service;
+        if let Some(addr) = stack.address {
+            return self.running_turn(&stack, addr, scenario, repeat);
+        }
         let mut server = match self.start_stack(&stack) {
             Ok((server, _)) => server,
             Err(error) => {
@@ -528,6 +631,28 @@ impl Suite<'_> {
                 self.results.stacks[stack.index].cells.push(cell);
                 return self.stack_failed(stack.index, "crashed", exit);
             }
+            self.results.stacks[stack.index].cells.push(cell);
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// A turn of a stack someone else started: its cells, nothing started or stopped.
+    fn running_turn(
+        &mut self,
+        stack: &PreparedStack,
+        addr: std::net::SocketAddr,
+        scenario: Scenario,
+        repeat: u32,
+    ) -> anyhow::Result<()> {
+        let name = stack.info.identity.service;
+        for concurrency in self.options.concurrency.clone() {
+            if self.stopped() {
+                break;
+            }
+            let label = format!("{name}  {scenario}  c={concurrency}");
+            let target = Target { addr, pid: None, database: Some(&stack.database) };
+            let cell = self.http_cell(&label, &target, scenario, concurrency, repeat)?;
             self.results.stacks[stack.index].cells.push(cell);
             self.save()?;
         }
@@ -642,6 +767,8 @@ struct PreparedStack {
     database: String,
     url: String,
     args: Vec<String>,
+    /// Where it runs when someone else started it (`--targets`); `None`: the suite starts it.
+    address: Option<std::net::SocketAddr>,
 }
 
 /// Who measures in a round.
@@ -738,4 +865,63 @@ pub fn cell_warnings(cell: &Cell) -> Vec<Warning> {
         found.push(WarningKind::StoppedEarly);
     }
     found.into_iter().map(Warning::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn targets_name_a_stack_and_an_http_address_each() {
+        let targets = parse_targets(&specs(&[
+            "axum-serde-sqlx=http://127.0.0.1:18081",
+            "hyper-sonic-sqlx=http://localhost:18085/",
+        ]))
+        .unwrap();
+        assert_eq!(targets.len(), 2);
+        assert_eq!(targets[0].0.identity.service, "axum-serde-sqlx");
+        assert_eq!(targets[0].1, "127.0.0.1:18081".parse().unwrap());
+        assert_eq!(targets[1].0.identity.service, "hyper-sonic-sqlx");
+        assert_eq!(targets[1].1.port(), 18085);
+    }
+
+    #[test]
+    fn a_wrong_target_is_refused_with_a_reason() {
+        for (spec, expected) in [
+            ("axum-serde-sqlx", "expected name=http://host:port"),
+            ("spring-mvc=http://127.0.0.1:8081", "unknown stack"),
+            ("axum-serde-sqlx=https://127.0.0.1:8081", "expected http://host:port"),
+            ("axum-serde-sqlx=http://127.0.0.1:8081/api", "expected http://host:port"),
+            ("axum-serde-sqlx=127.0.0.1:8081", "expected http://host:port"),
+        ] {
+            let error = parse_targets(&specs(&[spec])).unwrap_err();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
+        let twice =
+            specs(&["axum-serde-sqlx=http://127.0.0.1:1", "axum-serde-sqlx=http://127.0.0.1:2"]);
+        assert!(parse_targets(&twice).unwrap_err().contains("named twice"));
+    }
+
+    #[test]
+    fn the_compose_shorthand_matches_docker_compose_yml() {
+        let compose = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker-compose.yml"),
+        )
+        .unwrap();
+        for (stack, addr) in compose_targets() {
+            let port = stack.identity.default_port;
+            assert_eq!(addr, std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+            assert!(compose.contains(&format!("\"127.0.0.1:{port}:{port}\"")), "{port}");
+        }
+        // The database as the compose file publishes it, with its user and password.
+        let url = url::Url::parse(COMPOSE_DATABASE_URL).unwrap();
+        assert!(compose.contains(&format!("\"127.0.0.1:{}:5432\"", url.port().unwrap())));
+        assert!(compose.contains(&format!("POSTGRES_USER: {}", url.username())));
+        assert!(compose.contains(&format!("POSTGRES_PASSWORD: {}", url.password().unwrap())));
+        assert!(compose.contains(&format!("POSTGRES_DB: {}", url.path().trim_start_matches('/'))));
+    }
 }

@@ -44,6 +44,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
         output,
         database_url: None,
+        running: None,
         durable: false,
         ceilings: true,
         command_line: vec!["test".into()],
@@ -347,4 +348,89 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
         let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
         assert!(!text.contains(PASSWORD), "in {}", file.display());
     }
+}
+
+/// `GET path` on a fresh connection; the status code, or `None` if nothing answered.
+fn status_of(addr: std::net::SocketAddr, request: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
+
+#[test]
+fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database() {
+    let _serial = serial();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let server = runtime
+        .block_on(bookstore_fixture::DbServer::throwaway(
+            &bookstore_fixture::ClusterOptions::for_tests(),
+        ))
+        .unwrap();
+    let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
+
+    // A stack started by hand, as in the README (or in a container, or on another host).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let mut stack = std::process::Command::new(bin_dir().join("axum-serde-sqlx"))
+        .args(["--bind", &addr.to_string(), "--pool-max", "4"])
+        .env("DATABASE_URL", &url)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status_of(addr, "GET /health/db HTTP/1.1\r\nHost: x\r\n\r\n") != Some(200) {
+        assert!(Instant::now() < deadline, "the stack did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Someone used it before: the seed is no longer intact (book 20000's stock is 1 lower).
+    let body = r#"{"bookId":20000,"customerName":"Earlier User","customerEmail":"e@example.com","quantity":1}"#;
+    let checkout = format!(
+        "POST /api/checkouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    assert_eq!(status_of(addr, &checkout), Some(201));
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("run.json");
+    let mut options = options(output.clone());
+    options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
+    options.concurrency = vec![2];
+    options.database_url = Some(url.clone());
+    options.running = Some(vec![addr]);
+    // No stack binary is needed (only the responder, for the HTTP ceiling).
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+
+    // The suite left the stack running: it did not start it, so it does not stop it.
+    assert!(stack.try_wait().unwrap().is_none(), "the stack was stopped");
+    stack.kill().unwrap();
+    stack.wait().unwrap();
+    drop(server);
+
+    let measured = &results.stacks[0];
+    assert_eq!(measured.status, "measured", "{:?}", measured.failure);
+    assert!(measured.validation.iter().all(|v| v.passed), "{:?}", measured.validation);
+    assert_eq!(measured.address.as_deref(), Some(addr.to_string().as_str()));
+    assert_eq!(measured.ready_ms, None, "it was not started here");
+    assert_eq!(measured.cells.len(), 2);
+    for cell in &measured.cells {
+        assert!(cell.counts.ok > 0, "{}", cell.scenario);
+        // Processes the suite cannot see are not measured, rather than measured as zero.
+        assert_eq!(cell.cpu_seconds.server, None);
+        assert_eq!(cell.cpu_seconds.postgres, None);
+        assert_eq!(cell.server_peak_rss_bytes, None);
+        assert!(cell.cpu_seconds.client > 0.0);
+    }
+    // Checkout rows = the checkouts the client saw acknowledged: the earlier user's row was
+    // restored away through --database-url before the cell, and the audit read that database.
+    let audit = measured.cells[1].audit.as_ref().expect("checkoutCreate is audited");
+    assert!(audit.passed, "{:?}", audit.failures);
+    assert!(results.ceilings.db.iter().any(|c| c.scenario == "checkoutCreate"));
+    let written: RunResults =
+        serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    assert_eq!(written.stacks[0].address, measured.address);
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
