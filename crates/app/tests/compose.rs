@@ -83,8 +83,38 @@ fn every_stack_is_a_service_on_its_spec_port_with_the_same_environment_and_limit
     }
     let names: Vec<String> =
         doc["services"].as_hash().expect("services").keys().map(scalar).collect();
-    let expected = stacks::ALL.len() + 1; // and postgres
+    let expected = stacks::ALL.len() + 2; // and postgres, loadgen
     assert_eq!(names.len(), expected, "services: {names:?}");
+}
+
+#[test]
+fn the_loadgen_service_runs_the_suite_against_every_stack_of_the_file() {
+    let doc = compose();
+    let loadgen = &doc["services"]["loadgen"];
+    // Only on demand: `docker compose up` alone starts the stacks, not a benchmark.
+    assert_eq!(strings(&loadgen["profiles"]), ["loadgen"]);
+    assert_eq!(loadgen["build"]["args"]["STACK"].as_str(), Some("loadgen"));
+    let command = strings(&loadgen["command"]);
+    assert_eq!(command[0], "suite");
+    let value_of = |flag: &str| {
+        let at = command.iter().position(|arg| arg == flag).unwrap_or_else(|| panic!("{flag}"));
+        command[at + 1].clone()
+    };
+    let expected: Vec<String> = stacks::ALL
+        .iter()
+        .map(|s| format!("{0}=http://{0}:{1}", s.identity.service, s.identity.default_port))
+        .collect();
+    assert_eq!(value_of("--targets").split(',').collect::<Vec<_>>(), expected);
+    // The database the stacks use, reached inside the compose network.
+    let stack_url = environment(&doc["services"][stacks::ALL[0].identity.service])
+        .remove("DATABASE_URL")
+        .unwrap();
+    assert_eq!(value_of("--database-url"), stack_url);
+    assert_eq!(value_of("--bin-dir"), "/usr/local/bin", "where the image puts the binaries");
+    for stack in stacks::ALL {
+        assert!(!loadgen["depends_on"][stack.identity.service].is_badvalue());
+    }
+    assert_eq!(loadgen["depends_on"]["postgres"]["condition"].as_str(), Some("service_healthy"));
 }
 
 #[test]
@@ -134,7 +164,11 @@ fn the_database_is_postgres_17_seeded_from_the_one_sql_source_with_statements_tr
 fn the_dockerfile_builds_every_stack_name_the_compose_file_asks_for() {
     let dockerfile = read("Dockerfile");
     assert!(dockerfile.contains("ARG STACK"), "the Dockerfile takes STACK");
-    assert!(dockerfile.contains(r#"--bin "$STACK""#), "and builds that binary");
+    assert!(dockerfile.contains(r#"bins="$STACK""#), "and builds that binary");
+    assert!(
+        dockerfile.contains(r#"bins="loadgen responder""#),
+        "the load generator with its HTTP ceiling"
+    );
     assert!(dockerfile.contains("--locked"), "from Cargo.lock");
     assert!(
         read(".dockerignore").lines().any(|line| line.trim() == "target/"),
@@ -164,7 +198,7 @@ fn the_dockerfile_builds_every_stack_name_the_compose_file_asks_for() {
             assert!(binaries.contains(&stack), "STACK={stack} is no binary of {binaries:?}");
         }
     }
-    for stack in stacks::ALL {
-        assert!(binaries.contains(&stack.identity.service), "{}", stack.identity.service);
+    for needed in stacks::ALL.iter().map(|s| s.identity.service).chain(["loadgen", "responder"]) {
+        assert!(binaries.contains(&needed), "{needed} is no binary of {binaries:?}");
     }
 }

@@ -410,6 +410,10 @@ impl Suite<'_> {
             }
             let name = stack.identity.service;
             let index = self.add_stack(name, Some(address));
+            if let Err(why) = server::wait_answering(address, "/health/db") {
+                self.stack_failed(index, "failed", format!("at {address}: {why}"))?;
+                continue;
+            }
             self.database.restore(&database)?;
             if !self.check_contract(index, address, &format!("at {address}: "))? {
                 continue;

@@ -140,3 +140,21 @@ impl Drop for ServerProcess {
         self.stop();
     }
 }
+
+/// Waits until a server someone else started answers `path` at `addr` with 200 (a
+/// container may still be opening its pool), up to the time a started stack gets.
+pub(crate) fn wait_answering(addr: std::net::SocketAddr, path: &str) -> Result<(), String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        match probe::get(addr, path, Duration::from_secs(2)) {
+            Ok(response) if response.status == 200 => return Ok(()),
+            Ok(response) if Instant::now() > deadline => {
+                return Err(format!("{path} answered {} for {READY_TIMEOUT:?}", response.status));
+            }
+            Err(error) if Instant::now() > deadline => {
+                return Err(format!("{path} did not answer within {READY_TIMEOUT:?}: {error}"));
+            }
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
