@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use bookstore_domain::datetime::{is_date, is_timestamp};
 use bookstore_fixture::seed;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -113,35 +114,6 @@ fn array<'a>(value: &'a Json, what: &str) -> Result<&'a [Json], String> {
         Json::Array(v) => Ok(v),
         other => Err(format!("{what} is not an array: {other:?}")),
     }
-}
-
-/// RFC 3339 UTC with exactly six fractional digits and `Z`.
-pub fn is_timestamp(text: &str) -> bool {
-    let b = text.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    b.len() == 27
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && b[10] == b'T'
-        && digits(11..13)
-        && b[13] == b':'
-        && digits(14..16)
-        && b[16] == b':'
-        && digits(17..19)
-        && b[19] == b'.'
-        && digits(20..26)
-        && b[26] == b'Z'
-}
-
-fn is_date(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 fn timestamp(value: &Json, what: &str) -> Result<(), String> {
@@ -456,13 +428,5 @@ mod tests {
             Ok(())
         );
         assert!(out_of_stock(br#"{"error":"not_found","message":"x"}"#).is_err());
-    }
-
-    #[test]
-    fn timestamps_and_dates() {
-        assert!(is_timestamp("2026-11-30T08:31:12.123456Z"));
-        assert!(!is_timestamp("2026-11-30T08:31:12.123Z"));
-        assert!(!is_timestamp("2026-11-30T08:31:12.123456+00:00"));
-        assert!(is_date("2020-01-01") && !is_date("2020-1-01"));
     }
 }

@@ -689,26 +689,8 @@ pub fn query_escape(text: &str) -> String {
         .collect()
 }
 
-/// Whether `text` is an RFC 3339 UTC timestamp with exactly six fractional digits and `Z`.
-pub fn is_contract_timestamp(text: &str) -> bool {
-    let b = text.as_bytes();
-    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
-    b.len() == 27
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
-        && b[10] == b'T'
-        && digits(11..13)
-        && b[13] == b':'
-        && digits(14..16)
-        && b[16] == b':'
-        && digits(17..19)
-        && b[19] == b'.'
-        && digits(20..26)
-        && b[26] == b'Z'
-}
+/// Whether `text` is a timestamp as the contract writes it (the domain's one check).
+pub use bookstore_domain::datetime::is_timestamp as is_contract_timestamp;
 
 /// Expected bodies from the seed formulas (`bookstore_fixture::seed`), built independently
 /// of the servers' types.

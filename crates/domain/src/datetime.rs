@@ -120,6 +120,38 @@ impl std::fmt::Display for Date {
     }
 }
 
+/// Whether `text` is a timestamp as the contract writes it: RFC 3339 UTC with exactly six
+/// fractional digits and `Z`. For the checks of responses (the load generator, the
+/// conformance suite).
+pub fn is_timestamp(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    b.len() == 27
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b[19] == b'.'
+        && digits(20..26)
+        && b[26] == b'Z'
+}
+
+/// Whether `text` is a date as the contract writes it: `YYYY-MM-DD`.
+pub fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
 /// Writes `YYYY-MM-DD` into a 10-byte slice.
 fn write_date(out: &mut [u8], date: time::Date) {
     let year = date.year().clamp(0, 9999) as u32;
@@ -140,6 +172,17 @@ fn write_digits(out: &mut [u8], mut value: u32) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn what_it_writes_is_what_the_checks_accept() {
+        let now = super::Timestamp::now();
+        assert!(super::is_timestamp(now.format().as_str()), "{now}");
+        assert!(super::is_timestamp("2026-11-30T08:31:12.123456Z"));
+        assert!(!super::is_timestamp("2026-11-30T08:31:12.123Z"));
+        assert!(!super::is_timestamp("2026-11-30T08:31:12.123456+00:00"));
+        assert!(super::is_date("2020-01-01") && !super::is_date("2020-1-01"));
+        assert!(!super::is_date("2020-01-0x"));
+    }
+
     use super::*;
     use time::macros::{date, datetime};
 
