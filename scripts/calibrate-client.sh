@@ -9,6 +9,7 @@
 #   LOADGEN_WORKERS=1 scripts/calibrate-client.sh   # try another client thread count
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
@@ -16,18 +17,7 @@ CONCURRENCY=${CONCURRENCY:-"128 256"}
 THREADS=${THREADS:-$(nproc)}
 LOADGEN_WORKERS=${LOADGEN_WORKERS:-}
 
-die() { echo "scripts/calibrate-client.sh: $*" >&2; exit 1; }
-
-if ! command -v wrk >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing wrk with apt-get" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } \
-            || die "could not install wrk: apt-get install wrk"
-    else
-        die "wrk not found: install it (Debian: sudo apt-get install wrk)"
-    fi
-fi
+ensure_tool wrk wrk
 
 cargo build --release -q -p loadgen -p bookstore-responder
 workdir=$(mktemp -d)

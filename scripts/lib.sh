@@ -3,6 +3,24 @@
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
 
+# Makes sure `command` is on PATH: as root on Debian it installs `package` with apt-get,
+# otherwise it says in one line what to install. With a third argument `optional` it
+# returns 1 instead of stopping the script.
+ensure_tool() {
+    local command=$1 package=$2 optional=${3:-}
+    command -v "$command" >/dev/null && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "${0##*/}: installing $package with apt-get" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null 2>&1 \
+            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null 2>&1; }; } \
+            && command -v "$command" >/dev/null && return 0
+        [ -n "$optional" ] && return 1
+        die "could not install $package: apt-get install $package"
+    fi
+    [ -n "$optional" ] && return 1
+    die "$command not found: install it (Debian: sudo apt-get install $package)"
+}
+
 require_cargo() {
     command -v cargo >/dev/null || die "cargo not found: install a Rust toolchain (https://rustup.rs)"
 }
@@ -48,14 +66,8 @@ check_compose_file() {
     local compose=()
     if docker compose version >/dev/null 2>&1; then
         compose=(docker compose)
-    elif command -v docker-compose >/dev/null; then
+    elif ensure_tool docker-compose docker-compose optional; then
         compose=(docker-compose)
-    elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "${0##*/}: installing docker-compose with apt-get to validate docker-compose.yml" >&2
-        if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null 2>&1 \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null 2>&1; }; then
-            compose=(docker-compose)
-        fi
     fi
     if [ ${#compose[@]} = 0 ]; then
         echo "${0##*/}: docker-compose.yml not validated by Compose (install docker-compose or the docker compose plugin); its test still runs" >&2

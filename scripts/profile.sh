@@ -11,17 +11,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 require_cargo
-command -v python3 >/dev/null || die "python3 not found: install it (Debian: sudo apt-get install python3)"
-if ! command -v perf >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "profile.sh: installing perf with apt-get (linux-perf)" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; } \
-            || die "could not install perf: apt-get install linux-perf"
-    else
-        die "perf not found: install it (Debian: sudo apt-get install linux-perf)"
-    fi
-fi
+ensure_tool python3 python3
+ensure_tool perf linux-perf
 if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
     die "system-wide perf needs root or kernel.perf_event_paranoid <= 0 (sudo sysctl kernel.perf_event_paranoid=0)"
 fi

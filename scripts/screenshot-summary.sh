@@ -12,16 +12,7 @@ width=${3:-1400}
 height=${4:-9000}
 [ -f "$page" ] || die "$page not found: run scripts/bench.sh (or loadgen report) first"
 
-if ! command -v chromium >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing chromium with apt-get" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-            || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
-            || die "could not install chromium: apt-get install chromium"
-    else
-        die "chromium not found: install it (Debian: sudo apt-get install chromium)"
-    fi
-fi
+ensure_tool chromium chromium
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT

@@ -18,7 +18,7 @@ PATHS=${PATHS:-"health api/books/4242"}
 DURATION=${DURATION:-2s}
 
 require_cargo
-command -v python3 >/dev/null || die "python3 not found: install it (Debian: sudo apt-get install python3)"
+ensure_tool python3 python3
 ensure_pg_binaries
 cargo build --release --bins --locked
 
