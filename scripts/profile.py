@@ -4,13 +4,14 @@
 For each stack and scenario: a throwaway seeded database (`bookstore-db up`), the stack's
 release binary, `loadgen http` on the scenario's URL, and `perf record -a` over a fixed
 window inside the load. It prints, per request, the CPU microseconds of the server, of
-PostgreSQL and of the client (from /proc, exact), and splits the server's share by where
+PostgreSQL and of the client (CPU time from /proc, divided by the load generator's rate
+times the window), and splits the server's share by where
 perf's samples landed (framework, JSON, pool, driver, blocking hand-off, runtime, allocator,
 kernel network, kernel wake-ups, ...). Categories come from symbol names (debug info of the
 release profile), first matching rule wins; see CATEGORIES.
 
-A sample is a statistical estimate: the split is good to a few percent, the /proc totals
-are exact. One fixed URL per scenario (bookById always asks for the same book), so the
+A sample is a statistical estimate: the split is good to a few percent, the /proc CPU
+times are exact to the 10 ms tick. One fixed URL per scenario (bookById always asks for the same book), so the
 database side is cache-hot — the point is the stacks' own costs.
 """
 
