@@ -18,7 +18,9 @@ pub(crate) struct BenchDatabase {
     runtime: tokio::runtime::Runtime,
     server: DbServer,
     admin: PgConnection,
-    template: String,
+    /// The seeded template, created when the first clone is asked for (stacks someone else
+    /// started need none).
+    template: Option<String>,
     created: Vec<String>,
     statements_available: bool,
     /// The database named by an existing server's URL: the one stacks started by someone
@@ -31,15 +33,14 @@ fn sql(context: &str) -> impl FnOnce(sqlx::Error) -> anyhow::Error + '_ {
 }
 
 impl BenchDatabase {
-    /// A throwaway cluster (`database_url` `None`) or an existing server, with the seeded
-    /// template created.
+    /// A throwaway cluster (`database_url` `None`) or an existing server.
     pub(crate) fn open(
         database_url: Option<&str>,
         durable: bool,
         max_connections: u32,
     ) -> anyhow::Result<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let (server, admin, template, statements_available) = runtime.block_on(async {
+        let (server, admin, statements_available) = runtime.block_on(async {
             let server = match database_url {
                 Some(url) => DbServer::existing(url)?,
                 None => {
@@ -47,14 +48,11 @@ impl BenchDatabase {
                     DbServer::throwaway(&options).await?
                 }
             };
-            let template = format!("bookstore_bench_template_{}", std::process::id());
-            server.drop_database(&template).await?;
-            server.create_seeded_database(&template).await?;
             let mut admin = server.connect(server.maintenance_database()).await?;
             let statements_available =
                 admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").await.is_ok()
                     && admin.execute("SELECT pg_stat_statements_reset()").await.is_ok();
-            anyhow::Ok((server, admin, template, statements_available))
+            anyhow::Ok((server, admin, statements_available))
         })?;
         let named = database_url
             .and_then(|u| url::Url::parse(u).ok())
@@ -64,7 +62,7 @@ impl BenchDatabase {
             runtime,
             server,
             admin,
-            template,
+            template: None,
             created: Vec::new(),
             statements_available,
             named,
@@ -90,9 +88,23 @@ impl BenchDatabase {
 
     /// A freshly seeded database `name` (dropped first if it exists); its URL.
     pub(crate) fn fresh(&mut self, name: &str) -> anyhow::Result<String> {
+        let template = match &self.template {
+            Some(template) => template.clone(),
+            None => {
+                // Unique per process and start, so runs sharing a server never meet.
+                let started = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos());
+                let template = format!("bookstore_bench_template_{}_{started}", std::process::id());
+                self.runtime.block_on(self.server.create_seeded_database(&template))?;
+                self.created.push(template.clone());
+                self.template = Some(template.clone());
+                template
+            }
+        };
         let url = self.runtime.block_on(async {
             self.server.drop_database(name).await?;
-            self.server.create_database(name, Some(&self.template)).await
+            self.server.create_database(name, Some(&template)).await
         })?;
         self.created.push(name.to_owned());
         Ok(url)
@@ -144,12 +156,15 @@ impl BenchDatabase {
     }
 
     /// The write audit of SPEC §5 on database `name` after `scenario`, given the successful
-    /// checkouts the client received.
+    /// checkouts the client received. Unless this client sent the `whole_load`, rows =
+    /// acknowledged is left to `loadgen merge` (the other shards' acknowledgements are not
+    /// known here).
     pub(crate) fn audit(
         &mut self,
         name: &str,
         scenario: Scenario,
         acknowledged: u64,
+        whole_load: bool,
     ) -> anyhow::Result<Audit> {
         let facts = self.runtime.block_on(async {
             let mut conn = self.server.connect(name).await?;
@@ -157,7 +172,11 @@ impl BenchDatabase {
             conn.close().await.map_err(sql("closing"))?;
             anyhow::Ok(facts)
         })?;
-        let verdict = audit::judge(scenario.audited_as(), acknowledged, &facts);
+        let verdict = if whole_load {
+            audit::judge(scenario.audited_as(), acknowledged, &facts)
+        } else {
+            audit::judge_stored(scenario.audited_as(), &facts)
+        };
         Ok(Audit {
             passed: verdict.passed(),
             checkout_rows: facts.checkout_rows,
@@ -209,9 +228,8 @@ impl Drop for BenchDatabase {
         if self.server.cluster().is_some() {
             return; // the whole cluster goes with the server
         }
-        let mut names = std::mem::take(&mut self.created);
-        names.push(self.template.clone());
-        for name in names {
+        // Clones first, the template last (it was created first).
+        for name in std::mem::take(&mut self.created).into_iter().rev() {
             let _ = self.runtime.block_on(self.server.drop_database(&name));
         }
     }
