@@ -26,6 +26,8 @@ enum Command {
     Report(ReportArgs),
     /// Compare two sets of runs cell by cell (terminal table, and HTML with -o).
     Compare(CompareArgs),
+    /// Combine the results of the N shards of a run (`suite --shard K/N`) into one.
+    Merge(MergeArgs),
     /// Load one GET URL (2xx counts as success) and print the result; for calibration.
     Http(HttpArgs),
 }
@@ -101,6 +103,30 @@ struct SuiteArgs {
     /// ports) and, unless --database-url is given, the compose database on 127.0.0.1:55432.
     #[arg(long, conflicts_with = "stacks")]
     compose: bool,
+    /// Be client K of N, each on its own host, loading the same --targets together: this
+    /// client opens its share of each cell's connections; only shard 1 restores and audits
+    /// the database. Combine the N results files with `loadgen merge`. Needs --start-at and
+    /// --no-ceilings.
+    #[arg(long, value_name = "K/N", requires = "start_at")]
+    shard: Option<String>,
+    /// The same moment on every shard, in seconds since the Unix epoch (e.g.
+    /// `$(( $(date +%s) + 60 ))`), at which the first cell begins; every later cell has a
+    /// fixed slot after it, so the shards' windows coincide (keep the hosts' clocks in sync).
+    #[arg(long, value_name = "UNIX_TIME", requires = "shard")]
+    start_at: Option<u64>,
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// The shards' results files, one per shard.
+    #[arg(required = true, num_args = 2..)]
+    shards: Vec<PathBuf>,
+    /// The merged results file.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Also render the HTML summary of the merged run here.
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -164,6 +190,7 @@ fn main() -> ExitCode {
         Command::Suite(args) => suite(*args),
         Command::Report(args) => report(&args.results, &args.output),
         Command::Compare(args) => compare(&args),
+        Command::Merge(args) => merge(&args),
         Command::Http(args) => http(args),
     };
     match result {
@@ -258,6 +285,16 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     let id = time::OffsetDateTime::now_utc()
         .format(time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z"))
         .expect("a valid format");
+    let shard = match (&args.shard, args.start_at) {
+        (Some(spec), Some(start_at)) => {
+            Some(loadgen::suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
+        }
+        _ => None,
+    };
+    let id = match shard {
+        Some(shard) => format!("{id}-shard{}of{}", shard.index, shard.count),
+        None => id,
+    };
     let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
     let options = loadgen::suite::SuiteOptions {
         stacks,
@@ -277,6 +314,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         output: output.clone(),
         database_url,
         running: targets.map(|t| t.into_iter().map(|(_, addr)| addr).collect()),
+        shard,
         durable: args.durable,
         ceilings: !args.no_ceilings,
         command_line: std::env::args().collect(),
@@ -293,6 +331,20 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         output.display(),
         args.report.display()
     );
+    Ok(())
+}
+
+fn merge(args: &MergeArgs) -> anyhow::Result<()> {
+    let parts = read_all(&args.shards)?;
+    let id = args.output.file_stem().and_then(|s| s.to_str()).unwrap_or("merged");
+    let merged = loadgen::merge::merge(parts, id).map_err(anyhow::Error::msg)?;
+    merged
+        .write(&args.output)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    if let Some(page) = &args.report {
+        report(std::slice::from_ref(&args.output), page)?;
+    }
+    eprintln!("loadgen: {} shards merged into {}", merged.run.shards.len(), args.output.display());
     Ok(())
 }
 

@@ -62,6 +62,26 @@ pub struct RunInfo {
     pub status: String,
     /// The command line, as given.
     pub command_line: Vec<String>,
+    /// Clients on several hosts sharing the load (`--shard K/N`): in a shard's own file its
+    /// one entry; in a file written by `loadgen merge`, every shard merged. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardInfo>,
+}
+
+/// One client of a load shared by several hosts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardInfo {
+    /// K of `--shard K/N`, from 1.
+    pub index: u32,
+    /// N of `--shard K/N`.
+    pub count: u32,
+    /// `--start-at`: when the first cell's warm-up was to begin, seconds since the Unix epoch.
+    pub start_at_unix_seconds: u64,
+    /// The host the client ran on.
+    pub hostname: Option<String>,
+    /// The shard's results file id (`run.id`).
+    pub run_id: String,
 }
 
 /// The machine and software the numbers come from.
@@ -245,6 +265,31 @@ pub struct Cell {
     pub stopped_early: bool,
     /// What to look at before trusting this cell.
     pub warnings: Vec<Warning>,
+    /// Each shard's share when clients on several hosts shared the cell (`--shard`): in a
+    /// shard's own file its one entry, in a merged file one per shard. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardPart>,
+}
+
+/// One shard's part of a cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardPart {
+    /// K of `--shard K/N`.
+    pub shard: u32,
+    /// Connections this shard opened (its share of the cell's concurrency).
+    pub connections: u32,
+    /// When its window opened, seconds since the Unix epoch (by this host's clock).
+    pub window_started_unix_seconds: f64,
+    /// How much later than scheduled its warm-up began (0 when on time).
+    pub late_seconds: f64,
+    /// Responses completed in its window, per second.
+    pub throughput_rps: f64,
+    /// Successes completed in its window, per second.
+    pub goodput_rps: f64,
+    /// CPU of this shard's client over its window, on its own host (a merged cell's
+    /// `cpu_seconds.client` is the sum over the hosts, whose CPUs may differ).
+    pub client_cpu_seconds: f64,
 }
 
 /// Counts of one phase.
@@ -441,6 +486,7 @@ impl Cell {
             problems: report.problems.clone(),
             stopped_early: report.stopped_early,
             warnings: Vec::new(),
+            shards: Vec::new(),
         }
     }
 
@@ -586,7 +632,19 @@ mod documentation {
             WarningKind::ServerCrashed { detail: String::new() }.into(),
             WarningKind::StoppedEarly.into(),
             WarningKind::InvalidResponses { problems: vec![] }.into(),
+            WarningKind::ShardOnly { index: 1, count: 2 }.into(),
+            WarningKind::ShardLate { late_seconds: 1.0 }.into(),
+            WarningKind::ShardsOutOfStep { spread_seconds: 1.0 }.into(),
         ];
+        cell.shards = vec![ShardPart {
+            shard: 1,
+            connections: 1,
+            window_started_unix_seconds: 0.0,
+            late_seconds: 0.0,
+            throughput_rps: 0.0,
+            goodput_rps: 0.0,
+            client_cpu_seconds: 0.0,
+        }];
         cell
     }
 
@@ -601,6 +659,13 @@ mod documentation {
                 finished_at: None,
                 status: String::new(),
                 command_line: vec![],
+                shards: vec![ShardInfo {
+                    index: 1,
+                    count: 2,
+                    start_at_unix_seconds: 0,
+                    hostname: None,
+                    run_id: String::new(),
+                }],
             },
             environment: Environment::default(),
             settings: Settings {

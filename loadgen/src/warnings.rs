@@ -64,7 +64,30 @@ pub enum WarningKind {
         /// The first problems.
         problems: Vec<String>,
     },
+    /// The file holds one shard's part of a load shared by several clients (`--shard`).
+    ShardOnly {
+        /// K of `--shard K/N`.
+        index: u32,
+        /// N of `--shard K/N`.
+        count: u32,
+    },
+    /// A shard began a cell later than scheduled (by more than [`SHARD_LATE_FRACTION`] of
+    /// the window), so its window overlapped the other shards' only in part.
+    ShardLate {
+        /// How late its warm-up began.
+        late_seconds: f64,
+    },
+    /// The merged shards' windows opened further apart than [`SHARD_LATE_FRACTION`] of the
+    /// window (by their hosts' clocks).
+    ShardsOutOfStep {
+        /// Latest window start minus earliest.
+        spread_seconds: f64,
+    },
 }
+
+/// Shards whose windows are apart by more than this share of the window did not load the
+/// target together for the whole window.
+pub const SHARD_LATE_FRACTION: f64 = 0.10;
 
 impl From<WarningKind> for Warning {
     fn from(kind: WarningKind) -> Self {
@@ -100,6 +123,15 @@ impl From<WarningKind> for Warning {
             WarningKind::InvalidResponses { problems } => format!(
                 "some responses did not match the contract (counted as errors): {}",
                 problems.join("; ")
+            ),
+            WarningKind::ShardOnly { index, count } => format!(
+                "shard {index} of {count}: this file holds one client's part of the load; combine the {count} files with `loadgen merge` before reading the numbers"
+            ),
+            WarningKind::ShardLate { late_seconds } => format!(
+                "this shard began {late_seconds:.2} s after its scheduled start: its window overlapped the other shards' only in part (a shard busy too long, or --start-at too soon)"
+            ),
+            WarningKind::ShardsOutOfStep { spread_seconds } => format!(
+                "the shards' windows opened {spread_seconds:.2} s apart: the target was not loaded by all of them for the whole window (check the hosts' clocks, e.g. chrony, and each shard's late_seconds)"
             ),
         };
         Warning { kind, message }

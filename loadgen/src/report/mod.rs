@@ -1010,7 +1010,7 @@ fn method(dataset: &Dataset<'_>) -> Method {
     let first = &dataset.runs[0];
     let s = &first.settings;
     let e = &first.environment;
-    let settings = vec![
+    let mut settings = vec![
         ("stacks".into(), s.stacks.join(", ")),
         ("scenarios".into(), s.scenarios.join(", ")),
         (
@@ -1069,8 +1069,32 @@ fn method(dataset: &Dataset<'_>) -> Method {
         ),
         ("load generator".into(), format!("loadgen {}", e.loadgen_version)),
     ];
+    let elsewhere: Vec<String> = first
+        .stacks
+        .iter()
+        .filter_map(|stack| Some(format!("{} at {}", stack.name, stack.address.as_ref()?)))
+        .collect();
+    let placement = if elsewhere.is_empty() {
+        "Client, servers and PostgreSQL share one machine: every number includes their competition for its CPUs. The ceilings are measured the same way, in the same run.".to_owned()
+    } else {
+        format!(
+            "The stacks were started by someone else ({}): their CPU and memory were not measured, and their own settings are whatever they were started with. The environment above is the client's.",
+            elsewhere.join(", ")
+        )
+    };
+    if !first.run.shards.is_empty() {
+        let hosts: Vec<String> = first
+            .run
+            .shards
+            .iter()
+            .map(|s| {
+                format!("{} of {} on {}", s.index, s.count, s.hostname.as_deref().unwrap_or("?"))
+            })
+            .collect();
+        settings.push(("clients (--shard)".into(), hosts.join(", ")));
+    }
     let mut caveats = vec![
-        "Client, servers and PostgreSQL share one machine: every number includes their competition for its CPUs. The ceilings are measured the same way, in the same run.".to_owned(),
+        placement,
         "Goodput counts expected successes only; throughput counts every response. Latency percentiles are of successes, from HDR histograms merged over the samples.".to_owned(),
         "The write scenarios run with the seed restored before each cell; they measure the stacks with fsync off unless the run says otherwise, not the disk.".to_owned(),
     ];

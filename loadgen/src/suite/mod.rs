@@ -19,6 +19,7 @@ mod database;
 mod environment;
 mod probe;
 mod server;
+pub mod shard;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,11 +35,12 @@ use crate::procfs;
 use crate::progress::Progress;
 use crate::results::{
     Ceilings, Cell, CpuSeconds, LoadMode, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings,
-    SqlStats, StackResults, Validation,
+    ShardInfo, ShardPart, SqlStats, StackResults, Validation,
 };
 use crate::scenario::{self, Scenario};
 use crate::warnings::{self, Warning, WarningKind};
 use server::ServerProcess;
+pub use shard::ShardPlan;
 
 /// Everything a suite run is told.
 #[derive(Debug, Clone)]
@@ -80,6 +82,9 @@ pub struct SuiteOptions {
     /// of `database_url` (the one they use), and cannot see their processes (no server CPU
     /// or memory: recorded as absent, not as zero).
     pub running: Option<Vec<std::net::SocketAddr>>,
+    /// One of several clients on several hosts loading the `running` stacks together
+    /// (`--shard K/N --start-at`): see [`shard`].
+    pub shard: Option<ShardPlan>,
     /// fsync and synchronous commit on in the throwaway cluster.
     pub durable: bool,
     /// Measure the HTTP and database ceilings.
@@ -152,6 +157,35 @@ impl SuiteOptions {
         ceilings + self.stacks.len() as u64 * self.cells_per_stack()
     }
 
+    /// A shard measures stacks someone else started, without ceilings, and has at least one
+    /// connection in every cell.
+    fn check_shard(&self) -> anyhow::Result<()> {
+        let Some(shard) = self.shard else { return Ok(()) };
+        if self.running.is_none() {
+            anyhow::bail!(
+                "--shard needs --targets or --compose: shards load stacks running elsewhere together"
+            );
+        }
+        if self.ceilings {
+            anyhow::bail!(
+                "--shard needs --no-ceilings: a ceiling measured from one of several clients bounds nothing"
+            );
+        }
+        if let Some(&c) = self.concurrency.iter().find(|&&c| c < shard.count) {
+            anyhow::bail!(
+                "--concurrency {c} is less than {} shards: each shard needs a connection",
+                shard.count
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether this run restores, resets and audits the database: always, except on shards
+    /// other than the first.
+    fn coordinates(&self) -> bool {
+        self.shard.is_none_or(|shard| shard.coordinates())
+    }
+
     /// Every binary the run needs exists, or an error saying how to build them.
     fn check_binaries(&self) -> anyhow::Result<()> {
         let mut needed: Vec<&str> = match self.running {
@@ -214,11 +248,19 @@ struct CpuSampler {
     postgres_pid: Option<u32>,
     start: (Option<f64>, Option<f64>, f64),
     end: (Option<f64>, Option<f64>, f64),
+    /// When the window opened, by the wall clock (shards compare theirs).
+    window_started_unix_seconds: f64,
 }
 
 impl CpuSampler {
     fn new(server_pid: Option<u32>, postgres_pid: Option<u32>) -> Self {
-        Self { server_pid, postgres_pid, start: (None, None, 0.0), end: (None, None, 0.0) }
+        Self {
+            server_pid,
+            postgres_pid,
+            start: (None, None, 0.0),
+            end: (None, None, 0.0),
+            window_started_unix_seconds: 0.0,
+        }
     }
 
     fn read(&self) -> (Option<f64>, Option<f64>, f64) {
@@ -242,6 +284,7 @@ impl CpuSampler {
 impl WindowHooks for CpuSampler {
     fn measure_started(&mut self) {
         self.start = self.read();
+        self.window_started_unix_seconds = shard::unix_seconds(std::time::SystemTime::now());
     }
     fn measure_ended(&mut self) {
         self.end = self.read();
@@ -264,6 +307,7 @@ struct Suite<'a> {
 
 /// Runs the suite, writing `options.output` after every cell; returns the final results.
 pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunResults> {
+    options.check_shard()?;
     options.check_binaries()?;
     let output_dir = options.output.parent().unwrap_or(Path::new(".")).to_owned();
     std::fs::create_dir_all(&output_dir)
@@ -278,11 +322,32 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
         max_connections,
     )?;
     let environment = environment::capture(&options.workspace, &mut database);
+    let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
+    let shards: Vec<ShardInfo> = options
+        .shard
+        .iter()
+        .map(|shard| ShardInfo {
+            index: shard.index,
+            count: shard.count,
+            start_at_unix_seconds: shard.start_at_unix_seconds,
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|name| name.trim().to_owned()),
+            run_id: id.clone(),
+        })
+        .collect();
+    let warnings = options
+        .shard
+        .iter()
+        .map(|shard| {
+            Warning::from(WarningKind::ShardOnly { index: shard.index, count: shard.count })
+        })
+        .collect();
     let results = RunResults {
         schema: SCHEMA.to_owned(),
         schema_version: SCHEMA_VERSION,
         run: RunInfo {
-            id: options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned(),
+            id,
             started_at: now_rfc3339(),
             finished_at: None,
             status: "running".into(),
@@ -292,6 +357,7 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
                 .iter()
                 .map(|arg| redact_credentials(arg).into_owned())
                 .collect(),
+            shards,
         },
         environment,
         settings: Settings {
@@ -312,7 +378,7 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
         },
         ceilings: Ceilings::default(),
         stacks: Vec::new(),
-        warnings: Vec::new(),
+        warnings,
     };
     let mut suite = Suite {
         options,
@@ -414,7 +480,9 @@ impl Suite<'_> {
                 self.stack_failed(index, "failed", format!("at {address}: {why}"))?;
                 continue;
             }
-            self.database.restore(&database)?;
+            if self.options.coordinates() {
+                self.database.restore(&database)?;
+            }
             if !self.check_contract(index, address, &format!("at {address}: "))? {
                 continue;
             }
@@ -481,6 +549,9 @@ impl Suite<'_> {
 
     /// The rounds: per scenario and repeat, every party in turn, the order rotating.
     fn measure(&mut self) -> anyhow::Result<()> {
+        if self.options.shard.is_some() {
+            return self.measure_on_schedule();
+        }
         let scenarios = self.options.scenarios.clone();
         // The HTTP ceiling (measured as `health`) bounds every scenario without database
         // access; it joins the first round of such a scenario.
@@ -509,9 +580,38 @@ impl Suite<'_> {
                     match party {
                         Party::HttpCeiling => self.http_ceiling(repeat)?,
                         Party::DbCeiling => self.db_ceiling(scenario, repeat)?,
-                        Party::Stack(stack) => self.stack_turn(stack, scenario, repeat)?,
+                        Party::Stack(stack) => self.stack_turn(stack, scenario, repeat, None)?,
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rounds of a shard: like [`Self::measure`] without ceilings, each cell in its slot
+    /// of the schedule every shard shares.
+    fn measure_on_schedule(&mut self) -> anyhow::Result<()> {
+        let stacks = self.options.stacks.len();
+        let per_turn = self.options.concurrency.len();
+        let mut round = 0;
+        for scenario in self.options.scenarios.clone() {
+            for repeat in 0..self.options.repeat {
+                let mut order: Vec<usize> = (0..stacks).collect();
+                order.rotate_left(round as usize % stacks.max(1));
+                for stack in order {
+                    if self.stopped() {
+                        return Ok(());
+                    }
+                    // Stacks that failed here keep their slots (other shards may measure them).
+                    let Some(prepared) = self.prepared.iter().position(|p| p.index == stack) else {
+                        continue;
+                    };
+                    let slots = (0..per_turn)
+                        .map(|c| shard::slot(round, stack, stacks, c, per_turn))
+                        .collect::<Vec<_>>();
+                    self.stack_turn(prepared, scenario, repeat, Some(&slots))?;
+                }
+                round += 1;
             }
         }
         Ok(())
@@ -533,7 +633,8 @@ impl Suite<'_> {
             let label = format!("ceiling http  health  c={concurrency}");
             let target =
                 Target { addr: responder.addr(), pid: Some(responder.pid()), database: None };
-            let cell = self.http_cell(&label, &target, Scenario::Health, concurrency, repeat)?;
+            let cell =
+                self.http_cell(&label, &target, Scenario::Health, concurrency, repeat, None)?;
             self.results.ceilings.http.push(cell);
             self.save()?;
         }
@@ -590,12 +691,14 @@ impl Suite<'_> {
         self.save()
     }
 
-    /// One stack's turn in a round: started, `scenario` at every concurrency, stopped.
+    /// One stack's turn in a round: started, `scenario` at every concurrency, stopped. A
+    /// shard's turn has a slot per concurrency.
     fn stack_turn(
         &mut self,
         prepared: usize,
         scenario: Scenario,
         repeat: u32,
+        slots: Option<&[u64]>,
     ) -> anyhow::Result<()> {
         let stack = self.prepared[prepared].clone();
         if self.results.stacks[stack.index].status != "measured" {
@@ -603,7 +706,7 @@ impl Suite<'_> {
         }
         let name = stack.info.identity.service;
         if let Some(addr) = stack.address {
-            return self.running_turn(&stack, addr, scenario, repeat);
+            return self.running_turn(&stack, addr, scenario, repeat, slots);
         }
         let mut server = match self.start_stack(&stack) {
             Ok((server, _)) => server,
@@ -628,7 +731,7 @@ impl Suite<'_> {
                 pid: Some(server.pid()),
                 database: Some(&stack.database),
             };
-            let mut cell = self.http_cell(&label, &target, scenario, concurrency, repeat)?;
+            let mut cell = self.http_cell(&label, &target, scenario, concurrency, repeat, None)?;
             if let Some(exit) = server.exited() {
                 cell.warnings
                     .push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
@@ -648,15 +751,17 @@ impl Suite<'_> {
         addr: std::net::SocketAddr,
         scenario: Scenario,
         repeat: u32,
+        slots: Option<&[u64]>,
     ) -> anyhow::Result<()> {
         let name = stack.info.identity.service;
-        for concurrency in self.options.concurrency.clone() {
+        for (index, concurrency) in self.options.concurrency.clone().into_iter().enumerate() {
             if self.stopped() {
                 break;
             }
             let label = format!("{name}  {scenario}  c={concurrency}");
             let target = Target { addr, pid: None, database: Some(&stack.database) };
-            let cell = self.http_cell(&label, &target, scenario, concurrency, repeat)?;
+            let slot = slots.map(|slots| slots[index]);
+            let cell = self.http_cell(&label, &target, scenario, concurrency, repeat, slot)?;
             self.results.stacks[stack.index].cells.push(cell);
             self.save()?;
         }
@@ -674,6 +779,7 @@ impl Suite<'_> {
         self.save()
     }
 
+    /// One cell of HTTP load; a shard's in its `slot`, with its share of the connections.
     fn http_cell(
         &mut self,
         label: &str,
@@ -681,17 +787,27 @@ impl Suite<'_> {
         scenario: Scenario,
         concurrency: u32,
         repeat: u32,
+        slot: Option<u64>,
     ) -> anyhow::Result<Cell> {
-        if let (true, Some(database)) = (scenario.writes(), target.database) {
+        let coordinates = self.options.coordinates();
+        if let (true, true, Some(database)) = (coordinates, scenario.writes(), target.database) {
             self.database.restore(database)?;
         }
         let load = Arc::new(scenario.workload(&target.addr.to_string()));
         if let Some(pid) = target.pid {
             procfs::reset_peak_rss(pid);
         }
-        self.database.reset_statements();
+        if coordinates {
+            self.database.reset_statements();
+        }
+        let (warmup, window) = (self.options.warmup, self.options.duration);
+        let schedule = self.options.shard.zip(slot);
+        let connections = self.options.shard.map_or(concurrency, |s| s.connections(concurrency));
+        let late = schedule.map(|(shard, slot)| {
+            shard::wait_until(shard.slot_start(slot, warmup, window), &self.stop)
+        });
         let live = Arc::new(LiveCounter::new(self.options.client_workers));
-        let plan = self.options.plan(concurrency, &self.stop, &live);
+        let plan = self.options.plan(connections, &self.stop, &live);
         let postgres = target.database.and(self.database.postgres_pid());
         let mut sampler = CpuSampler::new(target.pid, postgres);
         let ticker = self.progress.running(label.to_owned(), live);
@@ -699,6 +815,10 @@ impl Suite<'_> {
         let report =
             engine::run_http(&plan, target.addr, load, self.options.validate_every, &mut sampler);
         drop(ticker);
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // The other shards' drains, before reading what the database holds.
+            shard::wait_until(shard.drained(slot, warmup, window), &self.stop);
+        }
         let mut cell = self.finish_cell(
             label,
             scenario,
@@ -707,9 +827,21 @@ impl Suite<'_> {
             &report,
             &sampler,
             target.pid,
-            target.database,
+            target.database.filter(|_| coordinates),
         )?;
         cell.started_seconds = Some(started);
+        if let (Some((shard, _)), Some(late)) = (schedule, late) {
+            cell.shards.push(ShardPart {
+                shard: shard.index,
+                connections,
+                window_started_unix_seconds: sampler.window_started_unix_seconds,
+                late_seconds: late.as_secs_f64(),
+                throughput_rps: cell.throughput_rps,
+                goodput_rps: cell.goodput_rps,
+                client_cpu_seconds: cell.cpu_seconds.client,
+            });
+            cell.warnings = cell_warnings(&cell);
+        }
         Ok(cell)
     }
 
@@ -753,7 +885,11 @@ impl Suite<'_> {
             });
             if scenario.writes() {
                 let acknowledged = cell.warmup_counts.ok + cell.counts.ok + cell.drained_counts.ok;
-                cell.audit = Some(self.database.audit(database, scenario, acknowledged)?);
+                // A shard's acknowledgements are part of the whole: `loadgen merge` adds
+                // them up and judges rows = acknowledged.
+                let whole_load = self.options.shard.is_none();
+                cell.audit =
+                    Some(self.database.audit(database, scenario, acknowledged, whole_load)?);
             }
         }
         cell.warnings = cell_warnings(&cell);
@@ -836,14 +972,32 @@ fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Val
         .collect()
 }
 
-/// The warnings a cell deserves.
+/// The warnings a cell measured by this client deserves.
 pub fn cell_warnings(cell: &Cell) -> Vec<Warning> {
-    let mut found = Vec::new();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let used_fraction = cell.cpu_seconds.client / cell.window_seconds / cpus;
+    let mut found = Vec::new();
     if used_fraction > warnings::CLIENT_CPU_LIMIT {
-        found.push(WarningKind::ClientCpuHigh { used_fraction });
+        found.push(Warning::from(WarningKind::ClientCpuHigh { used_fraction }));
     }
+    // A shard held its own share of the connections.
+    let connections = match cell.shards.as_slice() {
+        [own] => own.connections,
+        _ => cell.concurrency,
+    };
+    found.extend(load_warnings(cell, connections));
+    if let Some(part) = cell.shards.first()
+        && part.late_seconds > warnings::SHARD_LATE_FRACTION * cell.window_seconds
+    {
+        found.push(Warning::from(WarningKind::ShardLate { late_seconds: part.late_seconds }));
+    }
+    found
+}
+
+/// The warnings about what a cell's load and answers were, whoever measured it (one
+/// client, or several merged), against the `connections` that were to be in flight.
+pub fn load_warnings(cell: &Cell, connections: u32) -> Vec<Warning> {
+    let mut found = Vec::new();
     let total = cell.counts.total();
     if total > 0 {
         let error_fraction = cell.counts.errors as f64 / total as f64;
@@ -851,10 +1005,10 @@ pub fn cell_warnings(cell: &Cell) -> Vec<Warning> {
             found.push(WarningKind::ErrorRateHigh { error_fraction });
         }
     }
-    if cell.mean_in_flight < warnings::IN_FLIGHT_FLOOR * f64::from(cell.concurrency) {
+    if cell.mean_in_flight < warnings::IN_FLIGHT_FLOOR * f64::from(connections) {
         found.push(WarningKind::InFlightLow {
             mean_in_flight: cell.mean_in_flight,
-            concurrency: cell.concurrency,
+            concurrency: connections,
         });
     }
     if let Some(audit) = &cell.audit

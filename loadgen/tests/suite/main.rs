@@ -45,6 +45,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         output,
         database_url: None,
         running: None,
+        shard: None,
         durable: false,
         ceilings: true,
         command_line: vec!["test".into()],
@@ -361,6 +362,25 @@ fn status_of(addr: std::net::SocketAddr, request: &str) -> Option<u16> {
     std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }
 
+/// axum-serde-sqlx started as a user would by hand (or in a container, or on another host),
+/// on database `url`, answering; the process and its address.
+fn start_by_hand(url: &str) -> (std::process::Child, std::net::SocketAddr) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let stack = std::process::Command::new(bin_dir().join("axum-serde-sqlx"))
+        .args(["--bind", &addr.to_string(), "--pool-max", "4"])
+        .env("DATABASE_URL", url)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status_of(addr, "GET /health/db HTTP/1.1\r\nHost: x\r\n\r\n") != Some(200) {
+        assert!(Instant::now() < deadline, "the stack did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (stack, addr)
+}
+
 #[test]
 fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database() {
     let _serial = serial();
@@ -371,21 +391,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
         ))
         .unwrap();
     let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
-
-    // A stack started by hand, as in the README (or in a container, or on another host).
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    let mut stack = std::process::Command::new(bin_dir().join("axum-serde-sqlx"))
-        .args(["--bind", &addr.to_string(), "--pool-max", "4"])
-        .env("DATABASE_URL", &url)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while status_of(addr, "GET /health/db HTTP/1.1\r\nHost: x\r\n\r\n") != Some(200) {
-        assert!(Instant::now() < deadline, "the stack did not come up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (mut stack, addr) = start_by_hand(&url);
     // Someone used it before: the seed is no longer intact (book 20000's stock is 1 lower).
     let body = r#"{"bookId":20000,"customerName":"Earlier User","customerEmail":"e@example.com","quantity":1}"#;
     let checkout = format!(
@@ -432,5 +438,77 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     let written: RunResults =
         serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
     assert_eq!(written.stacks[0].address, measured.address);
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
+    let _serial = serial();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let server = runtime
+        .block_on(bookstore_fixture::DbServer::throwaway(
+            &bookstore_fixture::ClusterOptions::for_tests(),
+        ))
+        .unwrap();
+    let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
+    let (mut stack, addr) = start_by_hand(&url);
+
+    // Two clients (two hosts in real use; two threads here), one start time.
+    let dir = tempfile::tempdir().unwrap();
+    let start_at =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3;
+    let shard = |index: u32| {
+        let mut options = options(dir.path().join(format!("shard{index}.json")));
+        options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
+        options.concurrency = vec![5];
+        options.warmup = Duration::from_millis(300);
+        options.duration = Duration::from_secs(1);
+        options.database_url = Some(url.clone());
+        options.running = Some(vec![addr]);
+        options.ceilings = false;
+        options.shard = Some(suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
+        std::thread::spawn(move || suite::run(&options, Arc::new(AtomicBool::new(false))))
+    };
+    let (first, second) = (shard(1), shard(2));
+    let first = first.join().unwrap().unwrap();
+    let second = second.join().unwrap().unwrap();
+    stack.kill().unwrap();
+    stack.wait().unwrap();
+    drop(server);
+
+    // Each shard held its share of the five connections, in the same slots.
+    let (a, b) = (&first.stacks[0].cells, &second.stacks[0].cells);
+    assert_eq!((a.len(), b.len()), (2, 2));
+    assert_eq!((a[0].shards[0].connections, b[0].shards[0].connections), (3, 2));
+    for (x, y) in a.iter().zip(b) {
+        let apart = (x.shards[0].window_started_unix_seconds
+            - y.shards[0].window_started_unix_seconds)
+            .abs();
+        assert!(apart < 0.2, "{}: windows {apart:.3} s apart", x.scenario);
+        assert!(x.counts.ok > 0 && y.counts.ok > 0, "{}", x.scenario);
+    }
+    // Only shard 1 read the database; its audit left rows = acknowledged to the merge, and
+    // the rows are more than it acknowledged itself: the other shard wrote too.
+    let audit = a[1].audit.as_ref().expect("shard 1 audits");
+    assert!(audit.passed, "{:?}", audit.failures);
+    assert!(audit.checkout_rows > audit.acknowledged_checkouts);
+    assert!(b[1].audit.is_none() && b[1].sql.is_none());
+
+    let merged = loadgen::merge::merge(vec![second.clone(), first.clone()], "merged").unwrap();
+    let cells = &merged.stacks[0].cells;
+    for (index, m) in cells.iter().enumerate() {
+        let (x, y) = (&a[index], &b[index]);
+        assert_eq!(m.counts.ok, x.counts.ok + y.counts.ok);
+        assert_eq!(m.counts.total(), x.counts.total() + y.counts.total());
+        assert_eq!(m.drained_counts.total(), x.drained_counts.total() + y.drained_counts.total());
+        assert_eq!(m.latency_ok_us.unwrap().count, x.counts.ok + y.counts.ok);
+        assert_eq!(m.throughput_rps, x.throughput_rps + y.throughput_rps);
+    }
+    let audit = cells[1].audit.as_ref().unwrap();
+    assert!(audit.passed, "{:?}", audit.failures);
+    assert_eq!(
+        audit.acknowledged_checkouts, audit.checkout_rows,
+        "every row acknowledged to one of the shards"
+    );
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }

@@ -1,0 +1,163 @@
+//! `--shard K/N --start-at UNIX_TIME`: one of N clients, each on its own host, that load
+//! the same running stacks together.
+//!
+//! The clients do not talk to each other. They agree by construction: the same options give
+//! every shard the same cells in the same order, and each cell has a fixed slot on the wall
+//! clock, `start_at + slot × (warm-up + window + SLOT_SPARE)`, so all N begin a cell's
+//! warm-up at the same moment (as far as their clocks agree). Each opens its share of the
+//! cell's connections. Shard 1 alone touches the database: it restores the seed and resets
+//! `pg_stat_statements` before a slot, and after everyone's drain reads the statements and
+//! audits what the database holds; the acknowledgements of all shards are added up by
+//! `loadgen merge`, which judges the rest of the audit.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Each slot's time beyond warm-up and window: the drain of every shard (`DRAIN`), then
+/// shard 1's audit, restore and statement reset before the next slot.
+const SLOT_SPARE: Duration = Duration::from_secs(3);
+
+/// Time for every shard's requests in flight at the window's close to be answered, before
+/// shard 1 reads what the database holds.
+const DRAIN: Duration = Duration::from_millis(1500);
+
+/// K of N, and when the first slot begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardPlan {
+    /// K, from 1.
+    pub index: u32,
+    /// N.
+    pub count: u32,
+    /// The first slot's start, seconds since the Unix epoch.
+    pub start_at_unix_seconds: u64,
+}
+
+impl ShardPlan {
+    /// `K/N` (as given to `--shard`) and `--start-at`.
+    pub fn parse(spec: &str, start_at_unix_seconds: u64) -> Result<Self, String> {
+        let invalid = || format!("--shard {spec:?}: expected K/N, 1 ≤ K ≤ N (e.g. 1/2)");
+        let (index, count) = spec.split_once('/').ok_or_else(invalid)?;
+        let index: u32 = index.trim().parse().map_err(|_| invalid())?;
+        let count: u32 = count.trim().parse().map_err(|_| invalid())?;
+        if index == 0 || index > count {
+            return Err(invalid());
+        }
+        Ok(Self { index, count, start_at_unix_seconds })
+    }
+
+    /// This shard's share of `concurrency` connections: an even split, the first shards
+    /// taking one more where it does not divide, so the shares add up to `concurrency`.
+    pub fn connections(&self, concurrency: u32) -> u32 {
+        concurrency / self.count + u32::from(self.index <= concurrency % self.count)
+    }
+
+    /// Whether this shard restores, resets and reads the database (shard 1).
+    pub fn coordinates(&self) -> bool {
+        self.index == 1
+    }
+
+    /// When slot `slot` begins (its warm-up).
+    pub fn slot_start(&self, slot: u64, warmup: Duration, window: Duration) -> SystemTime {
+        let length = warmup + window + SLOT_SPARE;
+        UNIX_EPOCH
+            + Duration::from_secs(self.start_at_unix_seconds)
+            + length * u32::try_from(slot).unwrap_or(u32::MAX)
+    }
+
+    /// When shard 1 may read the database after the slot: every shard's drain is over.
+    pub fn drained(&self, slot: u64, warmup: Duration, window: Duration) -> SystemTime {
+        self.slot_start(slot, warmup, window) + warmup + window + DRAIN
+    }
+}
+
+/// The slot of a stack's cell. Stacks take turns in rounds (one per scenario and repeat),
+/// the order rotating by one each round over *every* stack asked for — not only those that
+/// passed the contract check here, which may differ between hosts — and each turn holds one
+/// slot per concurrency.
+pub fn slot(
+    round: u64,
+    stack: usize,
+    stacks: usize,
+    concurrency_index: usize,
+    per_turn: usize,
+) -> u64 {
+    let stacks = stacks.max(1) as u64;
+    let position = (stack as u64 + stacks - round % stacks) % stacks;
+    (round * stacks + position) * per_turn as u64 + concurrency_index as u64
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_seconds(time: SystemTime) -> f64 {
+    time.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Sleeps until `time` unless `stop` is set first; how late it is now (zero when early).
+pub fn wait_until(time: SystemTime, stop: &std::sync::atomic::AtomicBool) -> Duration {
+    loop {
+        let now = SystemTime::now();
+        let Ok(left) = time.duration_since(now) else {
+            return now.duration_since(time).unwrap_or_default();
+        };
+        if left.is_zero() || stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_to_the_concurrency() {
+        for count in 1..=5 {
+            for concurrency in [count, 7, 128, 256, 257] {
+                let total: u32 = (1..=count)
+                    .map(|index| ShardPlan { index, count, start_at_unix_seconds: 0 })
+                    .map(|plan| plan.connections(concurrency))
+                    .sum();
+                assert_eq!(total, concurrency, "{concurrency} over {count}");
+            }
+        }
+        let second_of_three = ShardPlan { index: 2, count: 3, start_at_unix_seconds: 0 };
+        assert_eq!(second_of_three.connections(128), 43); // 43 + 43 + 42
+    }
+
+    #[test]
+    fn shard_specs_are_k_of_n() {
+        assert_eq!(
+            ShardPlan::parse("2/3", 100).unwrap(),
+            ShardPlan { index: 2, count: 3, start_at_unix_seconds: 100 }
+        );
+        for bad in ["0/2", "3/2", "2", "a/b", "1/0"] {
+            assert!(ShardPlan::parse(bad, 0).unwrap_err().contains("K/N"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_cell_of_a_run_has_its_own_slot_in_the_order_of_the_rounds() {
+        // 3 stacks, 2 concurrencies, 4 rounds: slots 0..24, each once, in running order.
+        let (stacks, per_turn) = (3, 2);
+        let mut seen = Vec::new();
+        for round in 0..4u64 {
+            let mut order: Vec<usize> = (0..stacks).collect();
+            order.rotate_left(round as usize % stacks);
+            for stack in order {
+                for c in 0..per_turn {
+                    seen.push(slot(round, stack, stacks, c, per_turn));
+                }
+            }
+        }
+        assert_eq!(seen, (0..24).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn slots_follow_each_other_with_room_for_the_drain_and_the_restore() {
+        let plan = ShardPlan { index: 1, count: 2, start_at_unix_seconds: 1_000 };
+        let (warmup, window) = (Duration::from_secs(1), Duration::from_secs(3));
+        assert_eq!(unix_seconds(plan.slot_start(0, warmup, window)), 1_000.0);
+        assert_eq!(unix_seconds(plan.slot_start(2, warmup, window)), 1_014.0);
+        let drained = unix_seconds(plan.drained(0, warmup, window));
+        assert!(drained > 1_004.0 && drained < 1_007.0, "{drained}");
+    }
+}
