@@ -47,6 +47,11 @@ install_pg_binaries() {
     return $status
 }
 
+# Whether a Docker engine looks reachable (as bookstore-fixture's container provider sees it).
+docker_available() {
+    [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]
+}
+
 # Makes sure a throwaway cluster can be started, or says in one line what to do.
 ensure_pg_binaries() {
     have_pg_binaries && return 0

@@ -86,6 +86,12 @@ struct SuiteArgs {
     /// cluster. Not read from DATABASE_URL on purpose: the suite truncates what it creates.
     #[arg(long)]
     database_url: Option<String>,
+    /// Where the throwaway database comes from: `binaries` (a cluster of this machine's
+    /// PostgreSQL binaries, the default) or `testcontainers` (a postgres:17 container through
+    /// Docker; needs loadgen built with `--features testcontainers`). Its processes are not
+    /// this suite's children then: PostgreSQL CPU is recorded as not measured.
+    #[arg(long, default_value = "binaries", value_parser = parse_provider)]
+    db_provider: bookstore_fixture::Provider,
     /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
     /// this machine's disk as much as the stacks).
     #[arg(long)]
@@ -178,6 +184,10 @@ struct HttpArgs {
     /// Also write the result as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+}
+
+fn parse_provider(name: &str) -> Result<bookstore_fixture::Provider, String> {
+    name.parse().map_err(|e: bookstore_fixture::FixtureError| e.to_string())
 }
 
 fn default_client_workers() -> usize {
@@ -313,6 +323,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         workspace: std::env::current_dir()?,
         output: output.clone(),
         database_url,
+        db_provider: args.db_provider,
         running: targets.map(|t| t.into_iter().map(|(_, addr)| addr).collect()),
         shard,
         durable: args.durable,

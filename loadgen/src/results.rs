@@ -142,7 +142,8 @@ pub struct Settings {
     pub request_timeout_ms: u64,
     /// Whether PostgreSQL ran with fsync and synchronous commit on.
     pub durable_database: bool,
-    /// `throwaway` (a cluster started for the run) or `existing` (`--database-url`).
+    /// `throwaway` (a cluster started for the run), `container` (`--db-provider
+    /// testcontainers`) or `existing` (`--database-url`).
     pub database: String,
     /// The pool parity rules every stack ran under (SPEC §1).
     pub parity: Vec<String>,

@@ -121,7 +121,15 @@ fn the_loadgen_service_runs_the_suite_against_every_stack_of_the_file() {
 fn the_database_is_postgres_17_seeded_from_the_one_sql_source_with_statements_tracked() {
     let doc = compose();
     let postgres = &doc["services"]["postgres"];
-    assert!(postgres["image"].as_str().unwrap().starts_with("postgres:17"));
+    // The fixture's container image and its clusters' locale: byte-order collation, so
+    // sort order and comparisons are those the tests and the suite's own servers have.
+    let (name, tag) = bookstore_fixture::container::IMAGE;
+    assert_eq!(postgres["image"].as_str().unwrap(), format!("{name}:{tag}"));
+    assert_eq!(tag, "17");
+    assert_eq!(
+        environment(postgres)["POSTGRES_INITDB_ARGS"],
+        bookstore_fixture::cluster::INITDB_LOCALE_ARGS.join(" ")
+    );
     let command = strings(&postgres["command"]).join(" ");
     assert!(command.contains("shared_preload_libraries=pg_stat_statements"), "{command}");
     // Five pools of 32 connections, plus the load generator's own.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use bookstore_fixture::audit::{self, AuditFacts};
-use bookstore_fixture::{ClusterOptions, DbServer};
+use bookstore_fixture::{ClusterOptions, DbServer, Provider};
 use sqlx::{Connection, Executor, PgConnection};
 
 use crate::results::{Audit, StatementCalls};
@@ -33,9 +33,10 @@ fn sql(context: &str) -> impl FnOnce(sqlx::Error) -> anyhow::Error + '_ {
 }
 
 impl BenchDatabase {
-    /// A throwaway cluster (`database_url` `None`) or an existing server.
+    /// An existing server (`database_url`), or else a throwaway one from `provider`.
     pub(crate) fn open(
         database_url: Option<&str>,
+        provider: Provider,
         durable: bool,
         max_connections: u32,
     ) -> anyhow::Result<Self> {
@@ -45,7 +46,7 @@ impl BenchDatabase {
                 Some(url) => DbServer::existing(url)?,
                 None => {
                     let options = ClusterOptions { durable, max_connections, settings: Vec::new() };
-                    DbServer::throwaway(&options).await?
+                    DbServer::provide(provider, &options).await?
                 }
             };
             let mut admin = server.connect(server.maintenance_database()).await?;
@@ -217,16 +218,20 @@ impl BenchDatabase {
         (version, settings)
     }
 
-    /// `throwaway` or `existing`.
+    /// `throwaway` (a cluster of this machine's binaries), `container` or `existing`.
     pub(crate) fn kind(&self) -> &'static str {
-        if self.server.cluster().is_some() { "throwaway" } else { "existing" }
+        match (self.server.cluster().is_some(), self.server.is_container()) {
+            (true, _) => "throwaway",
+            (false, true) => "container",
+            (false, false) => "existing",
+        }
     }
 }
 
 impl Drop for BenchDatabase {
     fn drop(&mut self) {
-        if self.server.cluster().is_some() {
-            return; // the whole cluster goes with the server
+        if self.server.cluster().is_some() || self.server.is_container() {
+            return; // the whole server goes, with its databases
         }
         // Clones first, the template last (it was created first).
         for name in std::mem::take(&mut self.created).into_iter().rev() {

@@ -75,8 +75,10 @@ pub struct SuiteOptions {
     pub workspace: PathBuf,
     /// The results file to write.
     pub output: PathBuf,
-    /// An existing server instead of a throwaway cluster.
+    /// An existing server instead of a throwaway one.
     pub database_url: Option<String>,
+    /// Where a throwaway server comes from (this machine's binaries, or a container).
+    pub db_provider: bookstore_fixture::Provider,
     /// Stacks someone else started (`--targets`, `--compose`): each stack's address, in
     /// `stacks` order. The suite then starts none of them, restores and audits the database
     /// of `database_url` (the one they use), and cannot see their processes (no server CPU
@@ -318,6 +320,7 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
     let max_connections = options.pool_max * 2 + SPARE_CONNECTIONS;
     let mut database = database::BenchDatabase::open(
         options.database_url.as_deref(),
+        options.db_provider,
         options.durable,
         max_connections,
     )?;

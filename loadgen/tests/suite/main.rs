@@ -44,6 +44,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
         output,
         database_url: None,
+        db_provider: bookstore_fixture::Provider::from_env().unwrap(),
         running: None,
         shard: None,
         durable: false,
@@ -386,7 +387,8 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     let _serial = serial();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let server = runtime
-        .block_on(bookstore_fixture::DbServer::throwaway(
+        .block_on(bookstore_fixture::DbServer::provide(
+            bookstore_fixture::Provider::from_env().unwrap(),
             &bookstore_fixture::ClusterOptions::for_tests(),
         ))
         .unwrap();
@@ -446,7 +448,8 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     let _serial = serial();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let server = runtime
-        .block_on(bookstore_fixture::DbServer::throwaway(
+        .block_on(bookstore_fixture::DbServer::provide(
+            bookstore_fixture::Provider::from_env().unwrap(),
             &bookstore_fixture::ClusterOptions::for_tests(),
         ))
         .unwrap();
