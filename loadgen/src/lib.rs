@@ -2,6 +2,7 @@
 //!
 //! - [`engine`]: the HTTP/1.1 load client (closed or open loop, exact windows).
 //! - [`http`]: `loadgen http --url …`, one GET URL, for calibration.
+//! - [`environment`]: what the numbers were measured on.
 //! - [`scenario`]: the twelve scenarios of SPEC §4, their requests and checks.
 //! - [`validate`]: full contract checks of response bodies.
 //! - [`results`]: the versioned results document every report is rendered from.
@@ -15,6 +16,7 @@
 //! The binary's `--help` lists the commands; the README shows the main one.
 
 pub mod engine;
+pub mod environment;
 pub mod http;
 pub mod merge;
 pub mod procfs;

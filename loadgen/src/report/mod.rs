@@ -27,7 +27,10 @@ use charts::{BarChart, BarValue, CEILING_COLOUR, LineChart, PALETTE, Sparkline};
 use stats::Summary;
 
 const SUMMARY_TEMPLATE: &str = include_str!("../../templates/summary.html");
-const CHARTS_TEMPLATE: &str = include_str!("../../templates/charts.html");
+/// The SVG chart macros (`{% import "charts.html" as charts %}`), for pages in this style.
+pub const CHARTS_TEMPLATE: &str = include_str!("../../templates/charts.html");
+/// The pages' style sheet (`{% include "style.html" %}` inside `<head>`).
+pub const STYLE_TEMPLATE: &str = include_str!("../../templates/style.html");
 
 /// What a row is about.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -454,6 +457,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
     };
     let mut environment = Environment::new();
     environment.add_template("charts.html", CHARTS_TEMPLATE)?;
+    environment.add_template("style.html", STYLE_TEMPLATE)?;
     environment.add_template("summary.html", SUMMARY_TEMPLATE)?;
     Ok(environment.get_template("summary.html")?.render(minijinja::value::Serde(&page))?)
 }

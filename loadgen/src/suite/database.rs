@@ -190,32 +190,7 @@ impl BenchDatabase {
 
     /// `SELECT version()` and the settings that shape the numbers.
     pub(crate) fn describe(&mut self) -> (Option<String>, BTreeMap<String, String>) {
-        let version = self
-            .runtime
-            .block_on(sqlx::query_scalar("SELECT version()").fetch_one(&mut self.admin))
-            .ok();
-        let mut settings = BTreeMap::new();
-        for name in [
-            "fsync",
-            "synchronous_commit",
-            "full_page_writes",
-            "wal_level",
-            "shared_buffers",
-            "max_connections",
-            "lc_collate",
-            "jit",
-            "shared_preload_libraries",
-        ] {
-            let value: Result<String, _> = self.runtime.block_on(
-                sqlx::query_scalar("SELECT setting FROM pg_settings WHERE name = $1")
-                    .bind(name)
-                    .fetch_one(&mut self.admin),
-            );
-            if let Ok(value) = value {
-                settings.insert(name.to_owned(), value);
-            }
-        }
-        (version, settings)
+        self.runtime.block_on(crate::environment::describe_postgres(&mut self.admin))
     }
 
     /// `throwaway` (a cluster of this machine's binaries), `container` or `existing`.

@@ -16,7 +16,6 @@
 
 mod ceiling;
 mod database;
-mod environment;
 mod probe;
 mod server;
 pub mod shard;
@@ -324,7 +323,7 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
         options.durable,
         max_connections,
     )?;
-    let environment = environment::capture(&options.workspace, &mut database);
+    let environment = crate::environment::capture(&options.workspace, database.describe());
     let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
     let shards: Vec<ShardInfo> = options
         .shard

@@ -1,11 +1,11 @@
-//! What the numbers were measured on.
+//! What the numbers were measured on: the machine, the build, the PostgreSQL server.
+//! Shared by the suite and the database microbenchmarks (`dbbench`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
 use crate::results::Environment;
-
-use super::database::BenchDatabase;
 
 fn run(program: &str, args: &[&str], dir: &Path) -> Option<String> {
     let output = Command::new(program).args(args).current_dir(dir).output().ok()?;
@@ -17,9 +17,13 @@ fn proc_value(path: &str, key: &str) -> Option<String> {
     text.lines().find(|l| l.starts_with(key))?.split_once(':').map(|(_, v)| v.trim().to_owned())
 }
 
-/// The environment of a run from `workspace`.
-pub(crate) fn capture(workspace: &Path, database: &mut BenchDatabase) -> Environment {
-    let (postgres_version, postgres_settings) = database.describe();
+/// The environment of a run from `workspace`, against the PostgreSQL server `postgres`
+/// describes (its version, and the settings that shape the numbers).
+pub fn capture(
+    workspace: &Path,
+    postgres: (Option<String>, BTreeMap<String, String>),
+) -> Environment {
+    let (postgres_version, postgres_settings) = postgres;
     let kernel = ["ostype", "osrelease"]
         .iter()
         .filter_map(|f| std::fs::read_to_string(format!("/proc/sys/kernel/{f}")).ok())
@@ -43,6 +47,35 @@ pub(crate) fn capture(workspace: &Path, database: &mut BenchDatabase) -> Environ
         release_profile: release_profile(workspace),
         loadgen_version: env!("CARGO_PKG_VERSION").to_owned(),
     }
+}
+
+/// `SELECT version()` and the server settings that shape the numbers.
+pub async fn describe_postgres(
+    conn: &mut sqlx::PgConnection,
+) -> (Option<String>, BTreeMap<String, String>) {
+    let version = sqlx::query_scalar("SELECT version()").fetch_one(&mut *conn).await.ok();
+    let mut settings = BTreeMap::new();
+    for name in [
+        "fsync",
+        "synchronous_commit",
+        "full_page_writes",
+        "wal_level",
+        "shared_buffers",
+        "max_connections",
+        "lc_collate",
+        "jit",
+        "shared_preload_libraries",
+    ] {
+        let value: Result<String, _> =
+            sqlx::query_scalar("SELECT setting FROM pg_settings WHERE name = $1")
+                .bind(name)
+                .fetch_one(&mut *conn)
+                .await;
+        if let Ok(value) = value {
+            settings.insert(name.to_owned(), value);
+        }
+    }
+    (version, settings)
 }
 
 /// The `rustflags` line of the workspace's `.cargo/config.toml`.
