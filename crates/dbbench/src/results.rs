@@ -1,0 +1,375 @@
+//! The results document of a `dbbench` run, from which its page is rendered. Units are in
+//! the field names; `DBBENCH.md` beside this crate documents every field (a test checks).
+
+use serde::{Deserialize, Serialize};
+
+use crate::batch::BatchTimes;
+use crate::bulk::{Library, Strategy};
+use crate::crud::{Measured, Op};
+use crate::measure::Access;
+use crate::tasks::{Outcome, Variant};
+use loadgen::results::{Environment, LatencySummary};
+
+/// Identifies the document.
+pub const SCHEMA: &str = "bookstore-bench/dbbench";
+/// Its layout's version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DbBenchResults {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// When and how.
+    pub run: RunInfo,
+    /// The machine, build and PostgreSQL server.
+    pub environment: Environment,
+    /// What was swept.
+    pub settings: Settings,
+    /// The CRUD microbenchmark's cells.
+    pub crud: Vec<CrudCell>,
+    /// The bulk insert strategies' cells.
+    pub bulk: Vec<BulkCell>,
+    /// The batch job's cells.
+    pub batch: Vec<BatchCell>,
+    /// Threads against tasks.
+    pub tasks: Vec<TasksCell>,
+    /// Parts not run, and why (a database not installed, a section not asked for).
+    pub skipped: Vec<String>,
+}
+
+/// When and how a run went.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    /// The file name without `.json`.
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC; `None` while running.
+    pub finished_at: Option<String>,
+    /// `running`, `complete` or `failed`.
+    pub status: String,
+    /// What stopped a failed run.
+    pub failure: Option<String>,
+    /// The command, as given.
+    pub command_line: Vec<String>,
+    /// Wall time of the whole run.
+    pub wall_seconds: f64,
+}
+
+/// What was swept.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// `--quick`: a short sweep.
+    pub quick: bool,
+    /// Pool sizes of the CRUD benchmark and the batch job.
+    pub pool_sizes: Vec<u32>,
+    /// Parallel workers of the CRUD benchmark.
+    pub crud_workers: Vec<usize>,
+    /// Unmeasured time before each CRUD window.
+    pub crud_warmup_seconds: f64,
+    /// Each CRUD window.
+    pub crud_window_seconds: f64,
+    /// Users and orders the CRUD operations work on.
+    pub crud_users: i64,
+    /// Orders per user.
+    pub crud_orders_per_user: i64,
+    /// Row counts of the bulk strategies.
+    pub bulk_rows: Vec<usize>,
+    /// Row counts of the batch job.
+    pub batch_rows: Vec<usize>,
+    /// Parallelism of the batch job.
+    pub batch_parallelism: Vec<usize>,
+    /// Tasks and their wait, for threads against tasks.
+    pub tasks: usize,
+    /// Each task's wait.
+    pub task_wait_ms: u64,
+    /// Tasks of the blocking-inside-async variants (fewer: they run serially by design).
+    pub blocking_tasks: usize,
+    /// Workers of the small runtime those run on.
+    pub small_runtime_workers: usize,
+    /// `throwaway`, `container` or `existing`.
+    pub database: String,
+}
+
+/// One CRUD cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CrudCell {
+    /// The operation.
+    pub op: Op,
+    /// How the database was reached.
+    pub access: Access,
+    /// Connections in the pool.
+    pub pool: u32,
+    /// Parallel workers.
+    pub workers: usize,
+    /// Whether `orders(user_id)` was indexed.
+    pub join_index: bool,
+    /// Operations completed in the window, per second.
+    pub ops_per_second: f64,
+    /// Rows written or read per second (100 per batch insert).
+    pub rows_per_second: f64,
+    /// Operations completed in the window.
+    pub ops: u64,
+    /// Operations that failed in the window.
+    pub errors: u64,
+    /// The first failure.
+    pub first_error: Option<String>,
+    /// The window.
+    pub window_seconds: f64,
+    /// Latency of the window's operations.
+    pub latency_us: Option<LatencySummary>,
+}
+
+impl CrudCell {
+    /// The cell of a measurement.
+    pub fn new(
+        op: Op,
+        access: Access,
+        pool: u32,
+        workers: usize,
+        join_index: bool,
+        m: &Measured,
+    ) -> Self {
+        let seconds = m.window.as_secs_f64();
+        Self {
+            op,
+            access,
+            pool,
+            workers,
+            join_index,
+            ops_per_second: m.ops as f64 / seconds,
+            rows_per_second: (m.ops * op.rows()) as f64 / seconds,
+            ops: m.ops,
+            errors: m.errors,
+            first_error: m.first_error.clone(),
+            window_seconds: seconds,
+            latency_us: LatencySummary::of(&m.latency_us),
+        }
+    }
+}
+
+/// One bulk insert.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BulkCell {
+    /// The library.
+    pub library: Library,
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Rows inserted.
+    pub rows: usize,
+    /// Statements that carried data.
+    pub statements: usize,
+    /// Time to insert them (the table empty before).
+    pub seconds: f64,
+    /// Rows per second.
+    pub rows_per_second: f64,
+    /// Every row read back equal to what was sent.
+    pub verified: bool,
+    /// What went wrong, if anything.
+    pub failure: Option<String>,
+}
+
+/// One run of the batch job.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BatchCell {
+    /// How the database was reached.
+    pub access: Access,
+    /// Source rows.
+    pub rows: usize,
+    /// Partitions processed at once.
+    pub parallelism: usize,
+    /// Connections in the pool.
+    pub pool: u32,
+    /// Inserting the source rows.
+    pub seed_seconds: f64,
+    /// Reading, transforming, writing.
+    pub job_seconds: f64,
+    /// Both.
+    pub total_seconds: f64,
+    /// Source rows per second of the whole (seed and job).
+    pub rows_per_second: f64,
+    /// The output was complete and exactly the transformation of the input.
+    pub verified: bool,
+    /// What was wrong, if anything.
+    pub failure: Option<String>,
+}
+
+impl BatchCell {
+    /// The cell of a run.
+    pub fn new(
+        access: Access,
+        rows: usize,
+        parallelism: usize,
+        pool: u32,
+        times: BatchTimes,
+        verdict: Result<(), String>,
+    ) -> Self {
+        let total = (times.seed + times.job).as_secs_f64();
+        Self {
+            access,
+            rows,
+            parallelism,
+            pool,
+            seed_seconds: times.seed.as_secs_f64(),
+            job_seconds: times.job.as_secs_f64(),
+            total_seconds: total,
+            rows_per_second: rows as f64 / total,
+            verified: verdict.is_ok(),
+            failure: verdict.err(),
+        }
+    }
+}
+
+/// One threads-against-tasks run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TasksCell {
+    /// The way they ran.
+    pub variant: Variant,
+    /// Tasks.
+    pub tasks: usize,
+    /// Each task's wait.
+    pub wait_ms: u64,
+    /// Threads that did the waiting.
+    pub threads: usize,
+    /// Wall time.
+    pub wall_ms: f64,
+    /// The most tasks waiting at once.
+    pub max_concurrency: usize,
+    /// The wall time if `max_concurrency` tasks had always been waiting:
+    /// ⌈tasks ÷ max_concurrency⌉ × wait.
+    pub expected_ms: f64,
+}
+
+impl TasksCell {
+    /// The cell of a run.
+    pub fn new(variant: Variant, tasks: usize, wait_ms: u64, outcome: Outcome) -> Self {
+        let waves = tasks.div_ceil(outcome.max_concurrency.max(1));
+        Self {
+            variant,
+            tasks,
+            wait_ms,
+            threads: outcome.threads,
+            wall_ms: outcome.wall.as_secs_f64() * 1000.0,
+            max_concurrency: outcome.max_concurrency,
+            expected_ms: (waves as u64 * wait_ms) as f64,
+        }
+    }
+}
+
+impl DbBenchResults {
+    /// Writes the document atomically.
+    pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let temporary = path.with_extension("json.tmp");
+        std::fs::write(
+            &temporary,
+            serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(&temporary, path)
+    }
+
+    /// Reads a document, refusing other schemas and versions.
+    pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
+        let text = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let probe: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+        if probe["schema"] != SCHEMA || probe["schema_version"] != SCHEMA_VERSION {
+            anyhow::bail!(
+                "{} is not a dbbench results file of version {SCHEMA_VERSION} (schema {}, version {})",
+                path.display(),
+                probe["schema"],
+                probe["schema_version"]
+            );
+        }
+        serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod documentation {
+    use super::*;
+    use std::time::Duration;
+
+    fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    out.insert(key.clone());
+                    keys(value, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_field_a_results_file_can_hold_is_documented() {
+        let mut latency = crate::measure::histogram();
+        latency.record(10).unwrap();
+        let measured = Measured {
+            ops: 1,
+            errors: 1,
+            first_error: Some("x".into()),
+            window: Duration::from_secs(1),
+            latency_us: latency,
+        };
+        let outcome = Outcome { wall: Duration::from_millis(1), max_concurrency: 1, threads: 1 };
+        let times = BatchTimes { seed: Duration::from_millis(1), job: Duration::from_millis(1) };
+        let mut environment = Environment::default();
+        environment.postgres_settings.insert("fsync".into(), "off".into());
+        let results = DbBenchResults {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            run: RunInfo {
+                id: String::new(),
+                started_at: String::new(),
+                finished_at: None,
+                status: String::new(),
+                failure: None,
+                command_line: vec![],
+                wall_seconds: 0.0,
+            },
+            environment,
+            settings: crate::run::settings(true),
+            crud: vec![CrudCell::new(Op::Join, Access::SqlxTasks, 1, 1, true, &measured)],
+            bulk: vec![BulkCell {
+                library: Library::Sqlx,
+                strategy: Strategy::CopyText,
+                rows: 1,
+                statements: 1,
+                seconds: 1.0,
+                rows_per_second: 1.0,
+                verified: true,
+                failure: None,
+            }],
+            batch: vec![BatchCell::new(Access::DieselThreads, 1, 1, 1, times, Err("x".into()))],
+            tasks: vec![TasksCell::new(Variant::TokioTasks, 1, 1, outcome)],
+            skipped: vec![],
+        };
+        let mut found = std::collections::BTreeSet::new();
+        keys(&serde_json::to_value(&results).unwrap(), &mut found);
+        let documentation = include_str!("../DBBENCH.md");
+        let undocumented: Vec<&String> = found
+            .iter()
+            .filter(|key| *key != "fsync") // a server setting's name, listed by the suite's doc
+            .filter(|key| !documentation.contains(&format!("`{key}`")))
+            .collect();
+        assert!(undocumented.is_empty(), "fields missing from DBBENCH.md: {undocumented:?}");
+        // The enums' values too.
+        for value in ["join", "sqlx_tasks", "copy_text", "diesel_threads", "tokio_tasks"] {
+            assert!(documentation.contains(&format!("`{value}`")), "{value}");
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! A whole `dbbench` run: a throwaway PostgreSQL, the four sections in turn, the results
+//! file rewritten after every cell (a crash keeps what was measured).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bookstore_fixture::{ClusterOptions, DbServer, Provider};
+use serde::{Deserialize, Serialize};
+use sqlx::{Connection, Executor};
+
+use crate::bulk::{self, Library, Strategy};
+use crate::crud::{self, Op, Pools, Population, Timing};
+use crate::measure::Access;
+use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, RunInfo, Settings, TasksCell};
+use crate::tasks::{self, Variant};
+use crate::{batch, data, schema};
+
+/// The four parts of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    /// CRUD operations over pool sizes × workers.
+    Crud,
+    /// Bulk insert strategies.
+    Bulk,
+    /// The end-to-end batch job.
+    Batch,
+    /// Threads against tasks.
+    Tasks,
+}
+
+/// Everything a run is told.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The sweep (see [`Settings`]).
+    pub settings: Settings,
+    /// Sections to run.
+    pub sections: Vec<Section>,
+    /// An existing server (its user needs CREATEDB) instead of a throwaway one.
+    pub database_url: Option<String>,
+    /// Where a throwaway server comes from.
+    pub provider: Provider,
+    /// The results file.
+    pub output: PathBuf,
+    /// The workspace, for the environment record.
+    pub workspace: PathBuf,
+    /// The command line, for the record.
+    pub command_line: Vec<String>,
+}
+
+/// The sweep: `quick` for a short one (about two minutes here), else the full one.
+pub fn settings(quick: bool) -> Settings {
+    if quick {
+        Settings {
+            quick,
+            pool_sizes: vec![10, 30],
+            crud_workers: vec![1, 8],
+            crud_warmup_seconds: 0.1,
+            crud_window_seconds: 0.4,
+            crud_users: 2_000,
+            crud_orders_per_user: 10,
+            bulk_rows: vec![1_000, 10_000],
+            batch_rows: vec![1_000, 10_000],
+            batch_parallelism: vec![1, 4],
+            tasks: 10_000,
+            task_wait_ms: 100,
+            blocking_tasks: 20,
+            small_runtime_workers: 2,
+            database: String::new(),
+        }
+    } else {
+        Settings {
+            quick,
+            pool_sizes: vec![10, 30, 60],
+            crud_workers: vec![1, 4, 8, 14],
+            crud_warmup_seconds: 0.3,
+            crud_window_seconds: 1.5,
+            crud_users: 10_000,
+            crud_orders_per_user: 10,
+            bulk_rows: vec![1_000, 10_000, 100_000],
+            batch_rows: vec![1_000, 10_000, 100_000],
+            batch_parallelism: vec![1, 4, 8],
+            tasks: 10_000,
+            task_wait_ms: 100,
+            blocking_tasks: 40,
+            small_runtime_workers: 2,
+            database: String::new(),
+        }
+    }
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The rotation of `items` for round `round`: the order the compared things run in
+/// changes from one group of cells to the next, so no one always goes first.
+fn rotated<T: Copy>(items: &[T], round: usize) -> Vec<T> {
+    let mut items = items.to_vec();
+    if !items.is_empty() {
+        let len = items.len();
+        items.rotate_left(round % len);
+    }
+    items
+}
+
+/// A run in progress.
+struct Run<'a> {
+    options: &'a Options,
+    results: DbBenchResults,
+    runtime: Arc<tokio::runtime::Runtime>,
+    url: String,
+    started: Instant,
+}
+
+/// Runs the sections asked for; the results (also written to `options.output`).
+pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
+    let started = Instant::now();
+    if let Some(parent) = options.output.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let runtime = Arc::new(crate::measure::runtime());
+    let max_pool = options.settings.pool_sizes.iter().copied().max().unwrap_or(10);
+    // Both libraries' pools are open at once (same size), plus the run's own connections.
+    let cluster =
+        ClusterOptions { max_connections: max_pool * 2 + 40, ..ClusterOptions::for_tests() };
+    let server = runtime.block_on(async {
+        match &options.database_url {
+            Some(url) => DbServer::existing(url),
+            None => DbServer::provide(options.provider, &cluster).await,
+        }
+    })?;
+    let kind = match (server.cluster().is_some(), server.is_container()) {
+        (true, _) => "throwaway",
+        (_, true) => "container",
+        _ => "existing",
+    };
+    let name = format!("dbbench_{}", std::process::id());
+    let (url, postgres) = runtime.block_on(async {
+        server.drop_database(&name).await?;
+        let url = server.create_database(&name, None).await?;
+        let mut conn = sqlx::PgConnection::connect(&url).await?;
+        schema::install(&mut conn).await?;
+        let described = loadgen::environment::describe_postgres(&mut conn).await;
+        conn.close().await?;
+        anyhow::Ok((url, described))
+    })?;
+    let mut settings = options.settings.clone();
+    settings.database = kind.to_owned();
+    let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("dbbench").to_owned();
+    let results = DbBenchResults {
+        schema: crate::results::SCHEMA.to_owned(),
+        schema_version: crate::results::SCHEMA_VERSION,
+        run: RunInfo {
+            id,
+            started_at: now_rfc3339(),
+            finished_at: None,
+            status: "running".into(),
+            failure: None,
+            command_line: options
+                .command_line
+                .iter()
+                .map(|arg| bookstore_domain::store::redact_credentials(arg).into_owned())
+                .collect(),
+            wall_seconds: 0.0,
+        },
+        environment: loadgen::environment::capture(&options.workspace, postgres),
+        settings,
+        crud: Vec::new(),
+        bulk: Vec::new(),
+        batch: Vec::new(),
+        tasks: Vec::new(),
+        skipped: vec![
+            "MariaDB and SQLite: not part of this version of dbbench, which measures PostgreSQL only".into(),
+        ],
+    };
+    let mut run = Run { options, results, runtime, url, started };
+    for section in [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud] {
+        if !options.sections.contains(&section) {
+            run.results.skipped.push(format!("{section:?}: not asked for (--sections)"));
+            continue;
+        }
+        let outcome = match section {
+            Section::Crud => run.crud(),
+            Section::Bulk => run.bulk(),
+            Section::Batch => run.batch(),
+            Section::Tasks => run.tasks(),
+        };
+        if let Err(error) = outcome {
+            run.results.run.status = "failed".into();
+            run.results.run.failure = Some(format!("{section:?}: {error:#}"));
+            run.finish()?;
+            let _ = run.runtime.block_on(server.drop_database(&name));
+            anyhow::bail!("{section:?}: {error:#}");
+        }
+    }
+    run.results.run.status = "complete".into();
+    run.finish()?;
+    run.runtime.block_on(server.drop_database(&name))?;
+    Ok(run.results)
+}
+
+impl Run<'_> {
+    fn save(&self) -> anyhow::Result<()> {
+        self.results
+            .write(&self.options.output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.results.run.finished_at = Some(now_rfc3339());
+        self.results.run.wall_seconds = self.started.elapsed().as_secs_f64();
+        self.save()
+    }
+
+    fn pools(&self, size: u32) -> anyhow::Result<Pools> {
+        Pools::open(Arc::clone(&self.runtime), &self.url, size)
+    }
+
+    fn sql(&self, statement: &'static str) -> anyhow::Result<()> {
+        self.runtime.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&self.url).await?;
+            conn.execute(statement).await?;
+            conn.close().await?;
+            anyhow::Ok(())
+        })
+    }
+
+    fn crud(&mut self) -> anyhow::Result<()> {
+        let s = self.results.settings.clone();
+        let population =
+            Population { users: s.crud_users, orders: s.crud_users * s.crud_orders_per_user };
+        let timing = Timing {
+            warmup: Duration::from_secs_f64(s.crud_warmup_seconds),
+            window: Duration::from_secs_f64(s.crud_window_seconds),
+        };
+        // The join twice: with its index, and without (the JVM study's third tuning step).
+        let mut variants: Vec<(Op, bool)> = Vec::new();
+        for op in Op::ALL {
+            variants.push((op, true));
+            if op == Op::Join {
+                variants.push((op, false));
+            }
+        }
+        let mut round = 0;
+        for &pool in &s.pool_sizes {
+            let pools = self.pools(pool)?;
+            for &(op, join_index) in &variants {
+                // Fresh data for every operation: inserts and updates do not pile up.
+                self.runtime.block_on(async {
+                    let mut conn = sqlx::PgConnection::connect(&self.url).await?;
+                    schema::fill_users_and_orders(&mut conn, s.crud_users, s.crud_orders_per_user)
+                        .await?;
+                    conn.execute(if join_index {
+                        schema::JOIN_INDEX_SQL
+                    } else {
+                        schema::DROP_JOIN_INDEX_SQL
+                    })
+                    .await?;
+                    conn.execute("ANALYZE orders").await?;
+                    anyhow::Ok(())
+                })?;
+                for &workers in &s.crud_workers {
+                    for access in rotated(&Access::ALL, round) {
+                        let measured = crud::run(access, &pools, op, workers, population, timing);
+                        let cell = CrudCell::new(op, access, pool, workers, join_index, &measured);
+                        eprintln!(
+                            "dbbench: crud {}{} {} pool={pool} workers={workers}: {:.0} ops/s, p99 {} µs{}",
+                            op.name(),
+                            if join_index { "" } else { " (no index)" },
+                            access.name(),
+                            cell.ops_per_second,
+                            cell.latency_us.map_or(0, |l| l.p99_us),
+                            cell.first_error
+                                .as_ref()
+                                .map_or(String::new(), |e| format!(", errors: {e}")),
+                        );
+                        self.results.crud.push(cell);
+                        self.save()?;
+                    }
+                    round += 1;
+                }
+            }
+        }
+        self.sql(schema::JOIN_INDEX_SQL)
+    }
+
+    fn bulk(&mut self) -> anyhow::Result<()> {
+        let mut round = 0;
+        for rows in self.results.settings.bulk_rows.clone() {
+            let items = data::items(rows);
+            for strategy in Strategy::ALL {
+                for library in rotated(&Library::ALL, round) {
+                    round += 1;
+                    let cell = self.bulk_cell(library, strategy, &items)?;
+                    eprintln!(
+                        "dbbench: bulk {} {} {rows} rows: {:.0} rows/s{}",
+                        library.name(),
+                        strategy.name(),
+                        cell.rows_per_second,
+                        cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
+                    );
+                    self.results.bulk.push(cell);
+                    self.save()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn bulk_cell(
+        &self,
+        library: Library,
+        strategy: Strategy,
+        items: &[data::Item],
+    ) -> anyhow::Result<BulkCell> {
+        self.sql("TRUNCATE items")?;
+        let url = self.url.clone();
+        let (elapsed, outcome) = match library {
+            Library::Sqlx => self.runtime.block_on(async {
+                let mut conn = sqlx::PgConnection::connect(&url).await?;
+                let started = Instant::now();
+                let outcome =
+                    bulk::insert_sqlx(&mut conn, strategy, items).await.map_err(|e| e.to_string());
+                let elapsed = started.elapsed();
+                conn.close().await?;
+                anyhow::Ok((elapsed, outcome))
+            })?,
+            Library::Diesel => {
+                use diesel::Connection as _;
+                let mut conn = diesel::PgConnection::establish(&url)?;
+                let started = Instant::now();
+                let outcome =
+                    bulk::insert_diesel(&mut conn, strategy, items).map_err(|e| e.to_string());
+                (started.elapsed(), outcome)
+            }
+        };
+        let failure = match outcome {
+            Ok(()) => self.verify_items(items)?.err(),
+            Err(error) => Some(error),
+        };
+        let seconds = elapsed.as_secs_f64();
+        Ok(BulkCell {
+            library,
+            strategy,
+            rows: items.len(),
+            statements: strategy.statements(items.len()),
+            seconds,
+            rows_per_second: items.len() as f64 / seconds,
+            verified: failure.is_none(),
+            failure,
+        })
+    }
+
+    /// The table holds exactly `items`.
+    fn verify_items(&self, items: &[data::Item]) -> anyhow::Result<Result<(), String>> {
+        let found = self.runtime.block_on(async {
+            let mut conn = sqlx::PgConnection::connect(&self.url).await?;
+            let rows = read_items(&mut conn).await?;
+            conn.close().await?;
+            anyhow::Ok(rows)
+        })?;
+        Ok(compare_items(&found, items))
+    }
+
+    fn batch(&mut self) -> anyhow::Result<()> {
+        let s = self.results.settings.clone();
+        let mut round = 0;
+        for &pool in &s.pool_sizes {
+            let pools = self.pools(pool)?;
+            for &rows in &s.batch_rows {
+                for &parallelism in &s.batch_parallelism {
+                    for access in rotated(&Access::ALL, round) {
+                        let (times, verdict) = batch::run(access, &pools, rows, parallelism)?;
+                        let cell = BatchCell::new(access, rows, parallelism, pool, times, verdict);
+                        eprintln!(
+                            "dbbench: batch {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
+                            access.name(),
+                            cell.total_seconds,
+                            cell.rows_per_second,
+                            cell.failure
+                                .as_ref()
+                                .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
+                        );
+                        self.results.batch.push(cell);
+                        self.save()?;
+                    }
+                    round += 1;
+                }
+            }
+        }
+        batch::reset(&self.pools(1)?)
+    }
+
+    fn tasks(&mut self) -> anyhow::Result<()> {
+        let s = self.results.settings.clone();
+        let wait = Duration::from_millis(s.task_wait_ms);
+        let pool_size = 30;
+        let pool = crate::measure::diesel_pool(&self.url, pool_size).map_err(anyhow::Error::msg)?;
+        for variant in [
+            Variant::OsThreadPool,
+            Variant::TokioTasks,
+            Variant::SpawnBlocking,
+            Variant::BlockingSleepInAsync,
+            Variant::AsyncSleep,
+            Variant::BlockingQueryInAsync,
+            Variant::BlockingQueryOffloaded,
+        ] {
+            let many = matches!(
+                variant,
+                Variant::OsThreadPool | Variant::TokioTasks | Variant::SpawnBlocking
+            );
+            let count = if many { s.tasks } else { s.blocking_tasks };
+            let outcome = tasks::run(variant, count, wait, s.small_runtime_workers, Some(&pool))?;
+            let cell = TasksCell::new(variant, count, s.task_wait_ms, outcome);
+            eprintln!(
+                "dbbench: tasks {} × {count}: {:.0} ms, at most {} waiting at once",
+                variant.name(),
+                cell.wall_ms,
+                cell.max_concurrency
+            );
+            self.results.tasks.push(cell);
+            self.save()?;
+        }
+        Ok(())
+    }
+}
+
+/// Every row of `items`, by key.
+pub async fn read_items(conn: &mut sqlx::PgConnection) -> Result<Vec<data::Item>, sqlx::Error> {
+    let rows: Vec<(i64, String, String, i32, i32)> =
+        sqlx::query_as("SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id")
+            .fetch_all(conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, sku, name, price_cents, quantity)| data::Item {
+            id,
+            sku,
+            name,
+            price_cents,
+            quantity,
+        })
+        .collect())
+}
+
+/// `Ok` when `found` is exactly `expected`; else the first difference.
+pub fn compare_items(found: &[data::Item], expected: &[data::Item]) -> Result<(), String> {
+    if found.len() != expected.len() {
+        return Err(format!("{} rows read back, {} sent", found.len(), expected.len()));
+    }
+    match found.iter().zip(expected).find(|(f, e)| f != e) {
+        Some((f, e)) => Err(format!("row {} read back as {f:?}, sent as {e:?}", e.id)),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The database microbenchmarks (see README, "Database access without HTTP"): builds dbbench
+# in release and runs it on a throwaway PostgreSQL — CRUD operations over pool sizes ×
+# workers, bulk insert strategies, the batch job, threads against tasks — then writes
+# summary/results/dbbench-<time>.json and summary/db-microbench.html. Arguments go to
+# `dbbench run` (see its --help), e.g.
+#   scripts/dbbench.sh --quick                 # a short sweep, about two minutes
+#   scripts/dbbench.sh --sections bulk,tasks   # some sections only
+# Run it on a quiet machine, as the suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+require_cargo
+case " $* " in
+    *" --database-url"*) ;;   # an existing server: nothing to install
+    *) ensure_pg_binaries ;;
+esac
+cargo build --release --locked -p bookstore-dbbench
+exec target/release/dbbench run "$@"
