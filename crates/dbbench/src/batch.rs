@@ -10,6 +10,8 @@ use diesel::RunQueryDsl;
 use serde::{Deserialize, Serialize};
 use sqlx::{Connection, Executor};
 
+use bookstore_store_diesel::CachedSql;
+
 use crate::crud::Pools;
 use crate::measure::Access;
 use crate::schema::{batch_results, batch_source};
@@ -233,10 +235,8 @@ fn diesel_work(pool: &crate::measure::DieselPool, work: Work) -> Result<(), Stri
                 }
             }
             Work::Partition { part, parts } => {
-                let rows: Vec<SourceByName> = diesel::sql_query(READ_PARTITION)
-                    .bind::<diesel::sql_types::BigInt, _>(parts as i64)
-                    .bind::<diesel::sql_types::BigInt, _>(part as i64)
-                    .load(conn)?;
+                let rows: Vec<SourceByName> =
+                    CachedSql::new(READ_PARTITION, &[parts as i64, part as i64]).load(conn)?;
                 let results: Vec<BatchResult> = rows
                     .into_iter()
                     .map(|r| transform(&(r.id, r.payload, r.amount_cents)))

@@ -10,6 +10,8 @@ use diesel::prelude::*;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use bookstore_store_diesel::CachedSql;
+
 use crate::data::Rng;
 use crate::measure::{self, Access, DieselPool};
 use crate::schema::{orders, users};
@@ -357,8 +359,8 @@ fn diesel_op(
                 .execute(conn)
                 .map(|_| ())
         }
-        Op::Join => diesel::sql_query(JOIN_SQL)
-            .bind::<diesel::sql_types::BigInt, _>(rng.one_to(population.users))
+        // Cached like sqlx's statements (diesel never caches `sql_query`).
+        Op::Join => CachedSql::new(JOIN_SQL, &[rng.one_to(population.users)])
             .load::<UserOrders>(conn)
             .map(|_| ()),
         Op::BatchInsert100 => {

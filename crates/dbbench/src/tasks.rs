@@ -159,13 +159,15 @@ pub fn run(
             let pool =
                 pool.ok_or_else(|| anyhow::anyhow!("{} needs a database", variant.name()))?.clone();
             let offload = variant == Variant::BlockingQueryOffloaded;
-            let seconds = wait.as_secs_f64();
+            let wait_ms = wait.as_millis() as i64;
             let query = move |flight: Arc<InFlight>, pool: DieselPool| -> Result<(), String> {
                 let mut conn = pool.get().map_err(|e| e.to_string())?;
                 flight.enter();
-                let result = diesel::sql_query("SELECT pg_sleep($1)")
-                    .bind::<diesel::sql_types::Double, _>(seconds)
-                    .execute(&mut conn);
+                let result = bookstore_store_diesel::CachedSql::new(
+                    "SELECT pg_sleep($1 / 1000.0)",
+                    &[wait_ms],
+                )
+                .execute(&mut conn);
                 flight.leave();
                 result.map(|_| ()).map_err(|e| e.to_string())
             };

@@ -11,12 +11,16 @@
 //! Pool parity (SPEC §1): r2d2 with `min_idle = max_size`, built only once every connection
 //! is open; `test_on_check_out(false)` (no ping per checkout — a broken connection fails
 //! its query, answers 503 and is discarded by r2d2 on return); no idle timeout or maximum
-//! lifetime; diesel caches every prepared statement per connection (the aggregate's
-//! `sql_query` by its text). libpq is built from source without TLS (`pq-sys`
-//! `bundled_without_openssl`), so no system library is needed.
+//! lifetime; diesel caches every prepared statement per connection (the aggregate's and
+//! the ping's fixed texts through [`CachedSql`]: diesel never caches `sql_query`). libpq
+//! is built from source without TLS (`pq-sys` `bundled_without_openssl`), so no system
+//! library is needed.
 
+pub mod cached;
 mod queries;
 pub mod schema;
+
+pub use cached::CachedSql;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

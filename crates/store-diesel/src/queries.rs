@@ -1,8 +1,8 @@
 //! The statements of SPEC §3 in diesel's DSL, one blocking function each, on a connection
 //! the caller checked out. They build the same SQL as `bookstore_domain::sql` (joins, order,
 //! limits as bound parameters; the aggregate, which the DSL cannot group this way, as that
-//! very text via `sql_query`). `get_result` rather than `first`: no `LIMIT 1` the sqlx
-//! store does not send.
+//! very text through [`CachedSql`](crate::cached::CachedSql) — not `sql_query`, which diesel never caches).
+//! `get_result` rather than `first`: no `LIMIT 1` the sqlx store does not send.
 
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::model::rows::{BookDetailRow, BookSummaryRow, LargeItemRow};
@@ -16,6 +16,7 @@ use diesel::sql_types::BigInt;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::cached::CachedSql;
 use crate::query_error;
 use crate::schema::{authors, books, checkouts};
 
@@ -26,7 +27,7 @@ diesel::define_sql_function! {
 
 /// `SELECT 1`.
 pub(crate) fn ping(conn: &mut PgConnection) -> Result<(), Error> {
-    diesel::sql_query(sql::PING).execute(conn).map_err(query_error)?;
+    CachedSql::new(sql::PING, &[]).execute(conn).map_err(query_error)?;
     Ok(())
 }
 
@@ -137,10 +138,8 @@ pub(crate) fn author_inventory(
     conn: &mut PgConnection,
     limit: i64,
 ) -> Result<Vec<AuthorInventory>, Error> {
-    let rows: Vec<InventoryRow> = diesel::sql_query(sql::AUTHOR_INVENTORY)
-        .bind::<BigInt, _>(limit)
-        .load(conn)
-        .map_err(query_error)?;
+    let rows: Vec<InventoryRow> =
+        CachedSql::new(sql::AUTHOR_INVENTORY, &[limit]).load(conn).map_err(query_error)?;
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -210,5 +209,52 @@ pub(crate) fn checkout(
         Ok((id, checked_out_at)) => Ok(order.recorded(id, checked_out_at)),
         Err(Abort::Refused(refusal)) => Err(refusal),
         Err(Abort::Failed(error)) => Err(query_error(error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(QueryableByName)]
+    struct Prepared {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        statement: String,
+    }
+
+    /// The statements this connection has prepared (and diesel keeps).
+    fn prepared(conn: &mut PgConnection) -> Vec<String> {
+        diesel::sql_query("SELECT statement FROM pg_prepared_statements")
+            .load::<Prepared>(conn)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.statement)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn every_statement_is_prepared_once_and_kept_like_sqlx_does() {
+        let db = bookstore_fixture::testing::seeded_database().await;
+        let url = db.url().to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = PgConnection::establish(&url).unwrap();
+            for _ in 0..3 {
+                ping(&mut conn).unwrap();
+                book(&mut conn, 7).unwrap();
+                let inventory = author_inventory(&mut conn, 5).unwrap();
+                assert_eq!(inventory.len(), 5);
+            }
+            let kept = prepared(&mut conn);
+            for (what, marker) in [
+                ("the aggregate", "GROUP BY"),
+                ("the ping", "SELECT 1"),
+                ("a DSL query", "\"books\""),
+            ] {
+                let count = kept.iter().filter(|s| s.contains(marker)).count();
+                assert_eq!(count, 1, "{what} prepared {count} times, kept: {kept:#?}");
+            }
+        })
+        .await
+        .unwrap();
     }
 }

@@ -228,7 +228,7 @@ fn parity() -> Vec<String> {
         "pool min = max = pool_max, every connection opened before the server reports ready",
         "no liveness check on checkout: sqlx test_before_acquire(false), r2d2 test_on_check_out(false)",
         "no idle timeout or maximum connection lifetime",
-        "prepared statements cached per connection: sqlx 100, diesel all (sql_query by text)",
+        "prepared statements cached per connection: sqlx 100, diesel all (fixed texts through CachedSql, never sql_query)",
         "one pooled connection per request; checkout runs one transaction on it",
         "the same release profile, system allocator and RUSTFLAGS for all five binaries",
         "identical flags for every stack: --pool-max, --workers, --blocking-threads (diesel stacks)",
