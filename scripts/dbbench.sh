@@ -12,9 +12,6 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 require_cargo
-case " $* " in
-    *" --database-url"*) ;;   # an existing server: nothing to install
-    *) ensure_pg_binaries ;;
-esac
+ensure_pg_binaries_unless_database_url "$@"
 cargo build --release --locked -p bookstore-dbbench
 exec target/release/dbbench run "$@"

@@ -63,6 +63,15 @@ ensure_pg_binaries() {
     fi
 }
 
+# For a script whose arguments go to a benchmark: makes sure a throwaway cluster can be
+# started, unless the arguments name an existing server (--database-url).
+ensure_pg_binaries_unless_database_url() {
+    case " $* " in
+        *" --database-url"*) ;;   # an existing server: nothing to install
+        *) ensure_pg_binaries ;;
+    esac
+}
+
 # Validates docker-compose.yml with Compose itself (no engine needed for `config`): the
 # `docker compose` plugin or Debian's docker-compose, installed with apt when running as
 # root. Without either it says so in one line; crates/app/tests/compose.rs checks the file

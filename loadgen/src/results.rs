@@ -518,38 +518,50 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
 }
 
 impl RunResults {
-    /// Writes the document to `path` atomically (temporary file, then rename), so a reader
-    /// or a crash never sees half a file.
+    /// Writes the document to `path` atomically.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let temporary = path.with_extension("json.tmp");
-        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&temporary, text)?;
-        std::fs::rename(&temporary, path)
+        write_document(self, path)
     }
 
     /// Reads a results document, refusing other schemas and unknown versions.
     pub fn read(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let probe: serde_json::Value = serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-        if probe["schema"] != SCHEMA {
-            anyhow::bail!(
-                "{} is not a suite results file (schema {})",
-                path.display(),
-                probe["schema"]
-            );
-        }
-        if probe["schema_version"] != SCHEMA_VERSION {
-            anyhow::bail!(
-                "{} has schema version {}, this loadgen reads version {SCHEMA_VERSION}",
-                path.display(),
-                probe["schema_version"]
-            );
-        }
-        serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
+        read_document(path, SCHEMA, SCHEMA_VERSION, "a suite results file")
     }
+}
+
+/// Writes a results document to `path` atomically (temporary file, then rename), so a
+/// reader or a crash never sees half a file.
+pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Result<()> {
+    let temporary = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?;
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// Reads the document at `path`, refusing it unless its `schema` is `schema` (`what` names
+/// it in the error) and its `schema_version` is `version`.
+pub fn read_document<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    schema: &str,
+    version: u32,
+    what: &str,
+) -> anyhow::Result<T> {
+    let text =
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let probe: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+    if probe["schema"] != schema {
+        anyhow::bail!("{} is not {what} (schema {})", path.display(), probe["schema"]);
+    }
+    if probe["schema_version"] != version {
+        anyhow::bail!(
+            "{} has schema version {}, this version reads {version}",
+            path.display(),
+            probe["schema_version"]
+        );
+    }
+    serde_json::from_slice(&text)
+        .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -1,27 +1,23 @@
 //! Deterministic data: a small generator, and the rows the bulk strategies insert.
 
-/// SplitMix64: deterministic, fast, good enough to pick keys.
+/// Deterministic keys and values: the load generator's SplitMix64.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(loadgen::engine::picker::SplitMix64);
 
 impl Rng {
     /// A generator started from `seed`.
     pub fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(loadgen::engine::picker::SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `1..=n`.
     pub fn one_to(&mut self, n: i64) -> i64 {
-        1 + (self.next_u64() % n.max(1) as u64) as i64
+        1 + self.0.below(n.max(1) as usize) as i64
     }
 }
 

@@ -269,30 +269,12 @@ impl TasksCell {
 impl DbBenchResults {
     /// Writes the document atomically.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        let temporary = path.with_extension("json.tmp");
-        std::fs::write(
-            &temporary,
-            serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?,
-        )?;
-        std::fs::rename(&temporary, path)
+        loadgen::results::write_document(self, path)
     }
 
     /// Reads a document, refusing other schemas and versions.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        let text = std::fs::read(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let probe: serde_json::Value = serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-        if probe["schema"] != SCHEMA || probe["schema_version"] != SCHEMA_VERSION {
-            anyhow::bail!(
-                "{} is not a dbbench results file of version {SCHEMA_VERSION} (schema {}, version {})",
-                path.display(),
-                probe["schema"],
-                probe["schema_version"]
-            );
-        }
-        serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
+        loadgen::results::read_document(path, SCHEMA, SCHEMA_VERSION, "a dbbench results file")
     }
 }
 
