@@ -12,5 +12,7 @@ source scripts/lib.sh
 
 require_cargo
 ensure_pg_binaries_unless_database_url "$@"
-cargo build --release --bins --locked
+features=()
+wants_containers "$@" && features=(--features loadgen/testcontainers)
+cargo build --release --bins --locked "${features[@]}"
 exec target/release/loadgen suite "$@"

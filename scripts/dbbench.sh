@@ -4,7 +4,7 @@
 # workers, bulk insert strategies, the batch job, threads against tasks — then writes
 # summary/results/dbbench-<time>.json and summary/db-microbench.html. Arguments go to
 # `dbbench run` (see its --help), e.g.
-#   scripts/dbbench.sh --quick                 # a short sweep, about two minutes
+#   scripts/dbbench.sh --quick                 # a short sweep: under a minute here, after the build
 #   scripts/dbbench.sh --sections bulk,tasks   # some sections only
 # Run it on a quiet machine, as the suite.
 set -euo pipefail
@@ -13,5 +13,7 @@ source scripts/lib.sh
 
 require_cargo
 ensure_pg_binaries_unless_database_url "$@"
-cargo build --release --locked -p bookstore-dbbench
+features=()
+wants_containers "$@" && features=(--features bookstore-fixture/testcontainers)
+cargo build --release --locked -p bookstore-dbbench "${features[@]}"
 exec target/release/dbbench run "$@"

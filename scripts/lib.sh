@@ -63,9 +63,19 @@ ensure_pg_binaries() {
     fi
 }
 
+# Whether a benchmark's arguments ask for its throwaway PostgreSQL in a container.
+wants_containers() {
+    case " $* " in
+        *" --db-provider testcontainers "* | *" --db-provider=testcontainers "*) return 0 ;;
+    esac
+    return 1
+}
+
 # For a script whose arguments go to a benchmark: makes sure a throwaway cluster can be
-# started, unless the arguments name an existing server (--database-url).
+# started, unless the arguments name an existing server (--database-url) or ask for a
+# container (--db-provider testcontainers).
 ensure_pg_binaries_unless_database_url() {
+    wants_containers "$@" && return 0
     case " $* " in
         *" --database-url"*) ;;   # an existing server: nothing to install
         *) ensure_pg_binaries ;;

@@ -18,7 +18,8 @@ if [ -z "${DATABASE_URL:-}" ] && ! have_pg_binaries && [ "$(id -u)" != 0 ] && do
     # tests of the binaries' throwaway cluster itself, and those that stop its server or
     # start one for a URL of their own, need the binaries and are left out — said here.
     features=(--features bookstore-fixture/testcontainers)
-    skip=(a_cluster_runs test_cluster_is_gone bookstore_db_up killing_the_owner database_outage a_database_password)
+    skip=(a_cluster_runs test_cluster_is_gone bookstore_db_up killing_the_owner database_outage a_database_password
+          no_row_value_ever_appears_in_the_sql_text the_statement_log_shows_a_value)
     echo "${0##*/}: no PostgreSQL binaries; test databases in Docker containers (testcontainers); skipping the tests that need the binaries: ${skip[*]}" >&2
 elif [ -z "${DATABASE_URL:-}" ]; then
     ensure_pg_binaries

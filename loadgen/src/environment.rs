@@ -49,6 +49,20 @@ pub fn capture(
     }
 }
 
+/// Now, RFC 3339 UTC (results files' timestamps).
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Now as a file name: `2026-11-30T10-30-00Z` (results files' default names).
+pub fn file_stamp() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z"))
+        .expect("a valid format")
+}
+
 /// `SELECT version()` and the server settings that shape the numbers.
 pub async fn describe_postgres(
     conn: &mut sqlx::PgConnection,

@@ -292,9 +292,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     if duration.is_zero() {
         anyhow::bail!("--duration must be longer than zero");
     }
-    let id = time::OffsetDateTime::now_utc()
-        .format(time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z"))
-        .expect("a valid format");
+    let id = loadgen::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => {
             Some(loadgen::suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)

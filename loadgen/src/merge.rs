@@ -331,6 +331,8 @@ mod tests {
                     count,
                     start_at_unix_seconds: 1_000,
                     hostname: Some(format!("host{index}")),
+                    cpu_model: None,
+                    cpu_count: 2,
                     run_id: format!("run-shard{index}of{count}"),
                 }],
             },

@@ -80,6 +80,10 @@ pub struct ShardInfo {
     pub start_at_unix_seconds: u64,
     /// The host the client ran on.
     pub hostname: Option<String>,
+    /// Its CPU model (`environment` is shard 1's only).
+    pub cpu_model: Option<String>,
+    /// Its logical CPUs.
+    pub cpu_count: usize,
     /// The shard's results file id (`run.id`).
     pub run_id: String,
 }
@@ -677,6 +681,8 @@ mod documentation {
                     count: 2,
                     start_at_unix_seconds: 0,
                     hostname: None,
+                    cpu_model: None,
+                    cpu_count: 1,
                     run_id: String::new(),
                 }],
             },

@@ -31,7 +31,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A short sweep (about two minutes here) instead of the full one.
+    /// A short sweep (under a minute of runs here) instead of the full one.
     #[arg(long)]
     quick: bool,
     /// Sections to run, comma-separated [default: all].
@@ -71,9 +71,7 @@ fn main() -> ExitCode {
 }
 
 fn run_command(args: RunArgs) -> anyhow::Result<()> {
-    let id = time::OffsetDateTime::now_utc()
-        .format(time::macros::format_description!("[year]-[month]-[day]T[hour]-[minute]-[second]Z"))
-        .expect("a valid format");
+    let id = loadgen::environment::file_stamp();
     let output =
         args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/dbbench-{id}.json")));
     let sections = if args.sections.is_empty() {

@@ -93,6 +93,8 @@ pub struct Settings {
     pub blocking_tasks: usize,
     /// Workers of the small runtime those run on.
     pub small_runtime_workers: usize,
+    /// Connections of the diesel pool the database variants query through.
+    pub task_query_pool: u32,
     /// `throwaway`, `container` or `existing`.
     pub database: String,
 }

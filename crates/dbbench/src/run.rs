@@ -49,7 +49,7 @@ pub struct Options {
     pub command_line: Vec<String>,
 }
 
-/// The sweep: `quick` for a short one (about two minutes here), else the full one.
+/// The sweep: `quick` for a short one (under a minute here), else the full one (about 8 min).
 pub fn settings(quick: bool) -> Settings {
     if quick {
         Settings {
@@ -67,6 +67,7 @@ pub fn settings(quick: bool) -> Settings {
             task_wait_ms: 100,
             blocking_tasks: 20,
             small_runtime_workers: 2,
+            task_query_pool: 30,
             database: String::new(),
         }
     } else {
@@ -85,24 +86,21 @@ pub fn settings(quick: bool) -> Settings {
             task_wait_ms: 100,
             blocking_tasks: 40,
             small_runtime_workers: 2,
+            task_query_pool: 30,
             database: String::new(),
         }
     }
 }
 
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-/// The rotation of `items` for round `round`: the order the compared things run in
-/// changes from one group of cells to the next, so no one always goes first.
+/// The order of `items` for group `round` of compared cells: rotated by one more every
+/// group, and by one extra after each full turn, so that the order does not line up with a
+/// swept dimension whose size is a multiple of `items.len()` (three parallelisms for three
+/// access styles would otherwise always put the same style first at the same parallelism).
 fn rotated<T: Copy>(items: &[T], round: usize) -> Vec<T> {
     let mut items = items.to_vec();
     if !items.is_empty() {
         let len = items.len();
-        items.rotate_left(round % len);
+        items.rotate_left((round + round / len) % len);
     }
     items
 }
@@ -133,20 +131,19 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             None => DbServer::provide(options.provider, &cluster).await,
         }
     })?;
-    let kind = match (server.cluster().is_some(), server.is_container()) {
-        (true, _) => "throwaway",
-        (_, true) => "container",
-        _ => "existing",
-    };
+    let kind = server.kind();
     let name = format!("dbbench_{}", std::process::id());
-    let (url, postgres) = runtime.block_on(async {
+    let url = runtime.block_on(async {
         server.drop_database(&name).await?;
-        let url = server.create_database(&name, None).await?;
+        server.create_database(&name, None).await
+    })?;
+    let _database = RunDatabase { server: &server, runtime: &runtime, name };
+    let postgres = runtime.block_on(async {
         let mut conn = sqlx::PgConnection::connect(&url).await?;
         schema::install(&mut conn).await?;
         let described = loadgen::environment::describe_postgres(&mut conn).await;
         conn.close().await?;
-        anyhow::Ok((url, described))
+        anyhow::Ok(described)
     })?;
     let mut settings = options.settings.clone();
     settings.database = kind.to_owned();
@@ -156,7 +153,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
         schema_version: crate::results::SCHEMA_VERSION,
         run: RunInfo {
             id,
-            started_at: now_rfc3339(),
+            started_at: loadgen::environment::now_rfc3339(),
             finished_at: None,
             status: "running".into(),
             failure: None,
@@ -177,7 +174,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             "MariaDB and SQLite: not part of this version of dbbench, which measures PostgreSQL only".into(),
         ],
     };
-    let mut run = Run { options, results, runtime, url, started };
+    let mut run = Run { options, results, runtime: Arc::clone(&runtime), url, started };
     for section in [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud] {
         if !options.sections.contains(&section) {
             run.results.skipped.push(format!("{section:?}: not asked for (--sections)"));
@@ -193,14 +190,28 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             run.results.run.status = "failed".into();
             run.results.run.failure = Some(format!("{section:?}: {error:#}"));
             run.finish()?;
-            let _ = run.runtime.block_on(server.drop_database(&name));
             anyhow::bail!("{section:?}: {error:#}");
         }
     }
     run.results.run.status = "complete".into();
     run.finish()?;
-    run.runtime.block_on(server.drop_database(&name))?;
     Ok(run.results)
+}
+
+/// The run's database, dropped however the run ends (an error, a panic): on an existing
+/// server it would stay otherwise. A throwaway server goes with its files anyway.
+struct RunDatabase<'a> {
+    server: &'a DbServer,
+    runtime: &'a tokio::runtime::Runtime,
+    name: String,
+}
+
+impl Drop for RunDatabase<'_> {
+    fn drop(&mut self) {
+        if let Err(error) = self.runtime.block_on(self.server.drop_database(&self.name)) {
+            eprintln!("dbbench: could not drop database {}: {error}", self.name);
+        }
+    }
 }
 
 impl Run<'_> {
@@ -211,7 +222,7 @@ impl Run<'_> {
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {
-        self.results.run.finished_at = Some(now_rfc3339());
+        self.results.run.finished_at = Some(loadgen::environment::now_rfc3339());
         self.results.run.wall_seconds = self.started.elapsed().as_secs_f64();
         self.save()
     }
@@ -294,7 +305,6 @@ impl Run<'_> {
             let items = data::items(rows);
             for strategy in Strategy::ALL {
                 for library in rotated(&Library::ALL, round) {
-                    round += 1;
                     let cell = self.bulk_cell(library, strategy, &items)?;
                     eprintln!(
                         "dbbench: bulk {} {} {rows} rows: {:.0} rows/s{}",
@@ -306,6 +316,7 @@ impl Run<'_> {
                     self.results.bulk.push(cell);
                     self.save()?;
                 }
+                round += 1;
             }
         }
         Ok(())
@@ -398,8 +409,8 @@ impl Run<'_> {
     fn tasks(&mut self) -> anyhow::Result<()> {
         let s = self.results.settings.clone();
         let wait = Duration::from_millis(s.task_wait_ms);
-        let pool_size = 30;
-        let pool = crate::measure::diesel_pool(&self.url, pool_size).map_err(anyhow::Error::msg)?;
+        let pool = crate::measure::diesel_pool(&self.url, s.task_query_pool)
+            .map_err(anyhow::Error::msg)?;
         for variant in [
             Variant::OsThreadPool,
             Variant::TokioTasks,
@@ -455,5 +466,28 @@ pub fn compare_items(found: &[data::Item], expected: &[data::Item]) -> Result<()
     match found.iter().zip(expected).find(|(f, e)| f != e) {
         Some((f, e)) => Err(format!("row {} read back as {f:?}, sent as {e:?}", e.id)),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn who_goes_first_does_not_follow_a_swept_dimension() {
+        // Three styles over groups of three parallelisms, four sizes: every style goes
+        // first at every parallelism somewhere.
+        let styles = [0, 1, 2];
+        let mut first = std::collections::BTreeSet::new();
+        for round in 0..12 {
+            first.insert((round % 3, rotated(&styles, round)[0]));
+        }
+        assert_eq!(first.len(), 9, "{first:?}");
+        // Two libraries over groups of six strategies (an even number).
+        let mut first = std::collections::BTreeSet::new();
+        for round in 0..18 {
+            first.insert((round % 6, rotated(&[0, 1], round)[0]));
+        }
+        assert_eq!(first.len(), 12, "{first:?}");
     }
 }

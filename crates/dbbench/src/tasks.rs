@@ -187,7 +187,9 @@ pub fn run(
                     }
                 },
             ))?;
-            small_runtime_workers
+            // Offloaded, the blocking pool's threads wait (as many as the connection pool
+            // lets through); not offloaded, the runtime's workers.
+            if offload { BLOCKING_THREADS } else { small_runtime_workers }
         }
     };
     Ok(Outcome { wall: started.elapsed(), max_concurrency: in_flight.max(), threads })

@@ -150,7 +150,7 @@ impl WindowHooks for () {}
 /// How long a failed connect waits before the next attempt, to not spin on a dead target.
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
 /// How long the threads get to start and connect before the warm-up starts.
-const START_DELAY: Duration = Duration::from_millis(300);
+pub(crate) const START_DELAY: Duration = Duration::from_millis(300);
 
 struct Window {
     plan: LoadPlan,

@@ -1082,8 +1082,13 @@ fn method(dataset: &Dataset<'_>) -> Method {
         "Client, servers and PostgreSQL share one machine: every number includes their competition for its CPUs. The ceilings are measured the same way, in the same run.".to_owned()
     } else {
         format!(
-            "The stacks were started by someone else ({}): their CPU and memory were not measured, and their own settings are whatever they were started with. The environment above is the client's.",
-            elsewhere.join(", ")
+            "The stacks were started by someone else ({}): their CPU and memory were not measured, and their own settings are whatever they were started with. The environment above is the client's{}.",
+            elsewhere.join(", "),
+            if first.run.shards.len() > 1 {
+                " — shard 1's; each client host's CPU is in the clients row"
+            } else {
+                ""
+            }
         )
     };
     if !first.run.shards.is_empty() {
@@ -1092,7 +1097,14 @@ fn method(dataset: &Dataset<'_>) -> Method {
             .shards
             .iter()
             .map(|s| {
-                format!("{} of {} on {}", s.index, s.count, s.hostname.as_deref().unwrap_or("?"))
+                format!(
+                    "{} of {} on {} ({} × {})",
+                    s.index,
+                    s.count,
+                    s.hostname.as_deref().unwrap_or("?"),
+                    s.cpu_count,
+                    s.cpu_model.as_deref().unwrap_or("?")
+                )
             })
             .collect();
         settings.push(("clients (--shard)".into(), hosts.join(", ")));

@@ -181,6 +181,15 @@ impl SuiteOptions {
         Ok(())
     }
 
+    /// What a shard's slots are made of.
+    fn slot_timing(&self) -> shard::SlotTiming {
+        shard::SlotTiming {
+            warmup: self.warmup,
+            window: self.duration,
+            request_timeout: self.request_timeout,
+        }
+    }
+
     /// Whether this run restores, resets and audits the database: always, except on shards
     /// other than the first.
     fn coordinates(&self) -> bool {
@@ -237,11 +246,7 @@ fn parity() -> Vec<String> {
     .to_vec()
 }
 
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
+use crate::environment::now_rfc3339;
 
 /// Reads CPU counters at the window's edges.
 struct CpuSampler {
@@ -335,6 +340,8 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .ok()
                 .map(|name| name.trim().to_owned()),
+            cpu_model: environment.cpu_model.clone(),
+            cpu_count: environment.cpu_count,
             run_id: id.clone(),
         })
         .collect();
@@ -593,6 +600,18 @@ impl Suite<'_> {
     /// The rounds of a shard: like [`Self::measure`] without ceilings, each cell in its slot
     /// of the schedule every shard shares.
     fn measure_on_schedule(&mut self) -> anyhow::Result<()> {
+        if let Some(shard) = self.options.shard {
+            let ready_by = shard.setup_start(0, self.options.slot_timing());
+            if let Ok(late) = std::time::SystemTime::now().duration_since(ready_by) {
+                anyhow::bail!(
+                    "shard {} of {} was ready {:.1} s after the first setup began ({:.1} s before --start-at): its stack checks could have written during the other shards' measurement; start again with a later --start-at",
+                    shard.index,
+                    shard.count,
+                    late.as_secs_f64(),
+                    shard::SETUP.as_secs_f64()
+                );
+            }
+        }
         let stacks = self.options.stacks.len();
         let per_turn = self.options.concurrency.len();
         let mut round = 0;
@@ -792,6 +811,12 @@ impl Suite<'_> {
         slot: Option<u64>,
     ) -> anyhow::Result<Cell> {
         let coordinates = self.options.coordinates();
+        let timing = self.options.slot_timing();
+        let schedule = self.options.shard.zip(slot);
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // Right before the slot: the other shards' previous cell has drained.
+            shard::wait_until(shard.setup_start(slot, timing), &self.stop);
+        }
         if let (true, true, Some(database)) = (coordinates, scenario.writes(), target.database) {
             self.database.restore(database)?;
         }
@@ -802,12 +827,9 @@ impl Suite<'_> {
         if coordinates {
             self.database.reset_statements();
         }
-        let (warmup, window) = (self.options.warmup, self.options.duration);
-        let schedule = self.options.shard.zip(slot);
         let connections = self.options.shard.map_or(concurrency, |s| s.connections(concurrency));
-        let late = schedule.map(|(shard, slot)| {
-            shard::wait_until(shard.slot_start(slot, warmup, window), &self.stop)
-        });
+        let late = schedule
+            .map(|(shard, slot)| shard::wait_until(shard.slot_start(slot, timing), &self.stop));
         let live = Arc::new(LiveCounter::new(self.options.client_workers));
         let plan = self.options.plan(connections, &self.stop, &live);
         let postgres = target.database.and(self.database.postgres_pid());
@@ -819,7 +841,7 @@ impl Suite<'_> {
         drop(ticker);
         if let (true, Some((shard, slot))) = (coordinates, schedule) {
             // The other shards' drains, before reading what the database holds.
-            shard::wait_until(shard.drained(slot, warmup, window), &self.stop);
+            shard::wait_until(shard.drained(slot, timing), &self.stop);
         }
         let mut cell = self.finish_cell(
             label,

@@ -3,22 +3,51 @@
 //!
 //! The clients do not talk to each other. They agree by construction: the same options give
 //! every shard the same cells in the same order, and each cell has a fixed slot on the wall
-//! clock, `start_at + slot × (warm-up + window + SLOT_SPARE)`, so all N begin a cell's
-//! warm-up at the same moment (as far as their clocks agree). Each opens its share of the
-//! cell's connections. Shard 1 alone touches the database: it restores the seed and resets
-//! `pg_stat_statements` before a slot, and after everyone's drain reads the statements and
-//! audits what the database holds; the acknowledgements of all shards are added up by
-//! `loadgen merge`, which judges the rest of the audit.
+//! clock, `start_at + slot × length`, so all N begin a cell at the same moment (as far as
+//! their clocks agree). A slot holds the engine's start, the warm-up, the window, the drain
+//! — as long as the request timeout, the longest a request sent in the window can take —
+//! and [`SETUP`], in which shard 1 reads the statements and audits what the database holds,
+//! then restores the seed and resets `pg_stat_statements` for the next slot. Only shard 1
+//! touches the database; the acknowledgements of all shards are added up by `loadgen
+//! merge`, which judges the rest of the audit. Every shard must be ready (its stacks
+//! checked) before the first setup begins, or its checks would write during a measurement.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Each slot's time beyond warm-up and window: the drain of every shard (`DRAIN`), then
-/// shard 1's audit, restore and statement reset before the next slot.
-const SLOT_SPARE: Duration = Duration::from_secs(3);
+/// The end of each slot: shard 1's audit of the slot's cell, and its restore and statement
+/// reset for the next.
+pub const SETUP: Duration = Duration::from_millis(1500);
 
-/// Time for every shard's requests in flight at the window's close to be answered, before
-/// shard 1 reads what the database holds.
-const DRAIN: Duration = Duration::from_millis(1500);
+/// Beyond the request timeout, for the last answers to arrive everywhere.
+const DRAIN_MARGIN: Duration = Duration::from_millis(500);
+
+/// What the length of a slot follows from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotTiming {
+    /// The warm-up.
+    pub warmup: Duration,
+    /// The window.
+    pub window: Duration,
+    /// The longest a request can take before it counts as an error.
+    pub request_timeout: Duration,
+}
+
+impl SlotTiming {
+    /// From a slot's start to its window's end: the engine's start, warm-up, window.
+    fn until_window_end(&self) -> Duration {
+        crate::engine::START_DELAY + self.warmup + self.window
+    }
+
+    /// Until every request sent in the window has its answer or its timeout.
+    fn drain(&self) -> Duration {
+        self.request_timeout + DRAIN_MARGIN
+    }
+
+    /// A whole slot.
+    pub fn length(&self) -> Duration {
+        self.until_window_end() + self.drain() + SETUP
+    }
+}
 
 /// K of N, and when the first slot begins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,17 +84,22 @@ impl ShardPlan {
         self.index == 1
     }
 
-    /// When slot `slot` begins (its warm-up).
-    pub fn slot_start(&self, slot: u64, warmup: Duration, window: Duration) -> SystemTime {
-        let length = warmup + window + SLOT_SPARE;
+    /// When slot `slot` begins (the engine starts its connections).
+    pub fn slot_start(&self, slot: u64, timing: SlotTiming) -> SystemTime {
         UNIX_EPOCH
             + Duration::from_secs(self.start_at_unix_seconds)
-            + length * u32::try_from(slot).unwrap_or(u32::MAX)
+            + timing.length() * u32::try_from(slot).unwrap_or(u32::MAX)
+    }
+
+    /// When shard 1 restores and resets for slot `slot`: the setup before it (for slot 0,
+    /// before `--start-at`). Every shard must be ready by this for slot 0.
+    pub fn setup_start(&self, slot: u64, timing: SlotTiming) -> SystemTime {
+        self.slot_start(slot, timing) - SETUP
     }
 
     /// When shard 1 may read the database after the slot: every shard's drain is over.
-    pub fn drained(&self, slot: u64, warmup: Duration, window: Duration) -> SystemTime {
-        self.slot_start(slot, warmup, window) + warmup + window + DRAIN
+    pub fn drained(&self, slot: u64, timing: SlotTiming) -> SystemTime {
+        self.slot_start(slot, timing) + timing.until_window_end() + timing.drain()
     }
 }
 
@@ -152,12 +186,22 @@ mod tests {
     }
 
     #[test]
-    fn slots_follow_each_other_with_room_for_the_drain_and_the_restore() {
+    fn a_slot_holds_the_start_the_window_a_whole_request_timeout_and_the_setup() {
         let plan = ShardPlan { index: 1, count: 2, start_at_unix_seconds: 1_000 };
-        let (warmup, window) = (Duration::from_secs(1), Duration::from_secs(3));
-        assert_eq!(unix_seconds(plan.slot_start(0, warmup, window)), 1_000.0);
-        assert_eq!(unix_seconds(plan.slot_start(2, warmup, window)), 1_014.0);
-        let drained = unix_seconds(plan.drained(0, warmup, window));
-        assert!(drained > 1_004.0 && drained < 1_007.0, "{drained}");
+        let timing = SlotTiming {
+            warmup: Duration::from_secs(1),
+            window: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(2),
+        };
+        // 0.3 s start + 1 s warm-up + 3 s window + 2.5 s drain + 1.5 s setup.
+        assert_eq!(timing.length(), Duration::from_millis(8_300));
+        assert_eq!(unix_seconds(plan.slot_start(0, timing)), 1_000.0);
+        assert_eq!(unix_seconds(plan.slot_start(2, timing)), 1_016.6);
+        // A request sent at the window's last instant has its timeout before the audit…
+        let window_end = 1_000.0 + 4.3;
+        assert!(unix_seconds(plan.drained(0, timing)) >= window_end + 2.0);
+        // …and the audit, restore and reset fit before the next slot, after the drain.
+        assert_eq!(plan.drained(0, timing), plan.setup_start(1, timing));
+        assert_eq!(unix_seconds(plan.setup_start(0, timing)), 998.5);
     }
 }

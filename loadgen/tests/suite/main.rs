@@ -459,7 +459,7 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     // Two clients (two hosts in real use; two threads here), one start time.
     let dir = tempfile::tempdir().unwrap();
     let start_at =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3;
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 4;
     let shard = |index: u32| {
         let mut options = options(dir.path().join(format!("shard{index}.json")));
         options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
@@ -469,6 +469,8 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         options.database_url = Some(url.clone());
         options.running = Some(vec![addr]);
         options.ceilings = false;
+        // A slot holds a whole request timeout of drain: short here.
+        options.request_timeout = Duration::from_secs(2);
         options.shard = Some(suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
         std::thread::spawn(move || suite::run(&options, Arc::new(AtomicBool::new(false))))
     };
