@@ -311,7 +311,7 @@ fn bulk_section(
                     None => Cell::number("–"),
                 });
             }
-            row.push(Cell::number(strategy.statements(largest).to_string()));
+            row.push(Cell::number(count(strategy.statements(largest))));
             rows.push(row);
         }
     }
