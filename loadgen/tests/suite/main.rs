@@ -363,6 +363,19 @@ fn status_of(addr: std::net::SocketAddr, request: &str) -> Option<u16> {
     std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }
 
+/// A throwaway server of its own with a seeded database `shop`, and that database's URL.
+fn seeded_server() -> (bookstore_fixture::DbServer, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let server = runtime
+        .block_on(bookstore_fixture::DbServer::provide(
+            bookstore_fixture::Provider::from_env().unwrap(),
+            &bookstore_fixture::ClusterOptions::for_tests(),
+        ))
+        .unwrap();
+    let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
+    (server, url)
+}
+
 /// axum-serde-sqlx started as a user would by hand (or in a container, or on another host),
 /// on database `url`, answering; the process and its address.
 fn start_by_hand(url: &str) -> (std::process::Child, std::net::SocketAddr) {
@@ -385,14 +398,7 @@ fn start_by_hand(url: &str) -> (std::process::Child, std::net::SocketAddr) {
 #[test]
 fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database() {
     let _serial = serial();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let server = runtime
-        .block_on(bookstore_fixture::DbServer::provide(
-            bookstore_fixture::Provider::from_env().unwrap(),
-            &bookstore_fixture::ClusterOptions::for_tests(),
-        ))
-        .unwrap();
-    let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
+    let (server, url) = seeded_server();
     let (mut stack, addr) = start_by_hand(&url);
     // Someone used it before: the seed is no longer intact (book 20000's stock is 1 lower).
     let body = r#"{"bookId":20000,"customerName":"Earlier User","customerEmail":"e@example.com","quantity":1}"#;
@@ -446,14 +452,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
 #[test]
 fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     let _serial = serial();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let server = runtime
-        .block_on(bookstore_fixture::DbServer::provide(
-            bookstore_fixture::Provider::from_env().unwrap(),
-            &bookstore_fixture::ClusterOptions::for_tests(),
-        ))
-        .unwrap();
-    let url = runtime.block_on(server.create_seeded_database("shop")).unwrap();
+    let (server, url) = seeded_server();
     let (mut stack, addr) = start_by_hand(&url);
 
     // Two clients (two hosts in real use; two threads here), one start time.
