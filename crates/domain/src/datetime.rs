@@ -127,11 +127,7 @@ pub fn is_timestamp(text: &str) -> bool {
     let b = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
     b.len() == 27
-        && digits(0..4)
-        && b[4] == b'-'
-        && digits(5..7)
-        && b[7] == b'-'
-        && digits(8..10)
+        && text.get(..10).is_some_and(is_date)
         && b[10] == b'T'
         && digits(11..13)
         && b[13] == b':'
