@@ -33,18 +33,50 @@ have_pg_binaries() {
     return 1
 }
 
-install_pg_binaries() {
-    echo "${0##*/}: installing PostgreSQL server binaries with apt-get (no server is started)" >&2
-    # Debian's package would start a system-wide cluster; only the binaries are needed.
+# Installs Debian packages with apt-get without letting them start a system-wide server
+# (only the binaries are needed: the benchmarks and tests start throwaway ones).
+apt_install_quietly() {
     local policy=/usr/sbin/policy-rc.d added_policy=
     if [ ! -e "$policy" ]; then
         printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && added_policy=1
     fi
     local status=0
     { DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; } || status=$?
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; } || status=$?
     [ -n "$added_policy" ] && rm -f "$policy"
     return $status
+}
+
+install_pg_binaries() {
+    echo "${0##*/}: installing PostgreSQL server binaries with apt-get (no server is started)" >&2
+    apt_install_quietly postgresql
+}
+
+# MariaDB for dbbench's bulk and batch sections: the server binary (mariadbd: a throwaway
+# instance is started per run) and the client library diesel's `mysql` backend links
+# (found with pkg-config).
+have_mariadb() {
+    { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; } \
+        && command -v pkg-config >/dev/null && pkg-config --exists libmariadb
+}
+
+# Succeeds when MariaDB is there or could be installed (as root, with apt); otherwise says
+# in one line what is missing and fails, for the caller to build without it.
+ensure_mariadb_optional() {
+    have_mariadb && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "${0##*/}: installing MariaDB's server binaries and client library with apt-get (no server is started)" >&2
+        apt_install_quietly mariadb-server-core libmariadb-dev pkg-config && have_mariadb && return 0
+    fi
+    echo "${0##*/}: MariaDB left out (server binaries or libmariadb not found; Debian: sudo apt-get install mariadb-server-core libmariadb-dev pkg-config)" >&2
+    return 1
+}
+
+# dbbench's cargo features: SQLite always (built from source), MariaDB when installed.
+dbbench_features() {
+    local features=bookstore-dbbench/sqlite
+    ensure_mariadb_optional && features+=,bookstore-dbbench/mariadb
+    echo "$features"
 }
 
 # Whether a Docker engine looks reachable (as bookstore-fixture's container provider sees it).

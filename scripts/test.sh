@@ -4,7 +4,8 @@
 # the tests' databases run in containers — builds the workspace's
 # binaries (the suite's tests start real stacks), then runs every test. Tests start their
 # own throwaway clusters; nothing here starts a server. docker-compose.yml is validated with
-# Compose's `config` when Compose is there or can be installed (no engine needed).
+# Compose's `config` when Compose is there or can be installed (no engine needed). MariaDB's
+# server binary and client library are installed the same way, for dbbench's tests.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh -p bookstore-domain`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,10 @@ elif [ -z "${DATABASE_URL:-}" ]; then
     ensure_pg_binaries
 fi
 check_compose_file
-cargo build --workspace --bins --locked
+# dbbench's bulk and batch sections on SQLite (always) and MariaDB (installed here as root,
+# else left out with a line saying how to get it): their tests run with them.
+features+=(--features "$(dbbench_features)")
+cargo build --workspace --bins --locked "${features[@]}"
 args=("$@")
 if [ ${#skip[@]} -gt 0 ]; then
     case " $* " in *" -- "*) ;; *) args+=(--) ;; esac # after the caller's own harness arguments

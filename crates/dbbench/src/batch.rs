@@ -4,15 +4,11 @@
 //! in its own transaction, over a pool of `pool` connections. Then check that the output
 //! is complete and exactly what the transformation gives (not timed).
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
-use diesel::RunQueryDsl;
 use serde::{Deserialize, Serialize};
-use sqlx::{Connection, Executor};
 
-use bookstore_store_diesel::CachedSql;
-
-use crate::crud::Pools;
 use crate::measure::Access;
 use crate::schema::{batch_results, batch_source};
 
@@ -49,16 +45,24 @@ pub struct BatchResult {
     pub amount_with_tax_cents: i64,
 }
 
+/// A source row, as diesel inserts it.
 #[derive(diesel::Insertable)]
 #[diesel(table_name = batch_source)]
-struct NewSource {
+pub struct NewSource {
     id: i64,
     payload: String,
     amount_cents: i64,
 }
 
+impl From<SourceRow> for NewSource {
+    fn from((id, payload, amount_cents): SourceRow) -> Self {
+        Self { id, payload, amount_cents }
+    }
+}
+
+/// A source row, as diesel reads it back with its partition's SQL.
 #[derive(diesel::QueryableByName)]
-struct SourceByName {
+pub struct SourceByName {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     id: i64,
     #[diesel(sql_type = diesel::sql_types::Text)]
@@ -67,8 +71,22 @@ struct SourceByName {
     amount_cents: i64,
 }
 
-const READ_PARTITION: &str =
-    "SELECT id, payload, amount_cents FROM batch_source WHERE id % $1 = $2 ORDER BY id";
+impl From<SourceByName> for SourceRow {
+    fn from(row: SourceByName) -> Self {
+        (row.id, row.payload, row.amount_cents)
+    }
+}
+
+/// A database's pools of one size, for the batch job (see [`crate::targets`]).
+pub trait BatchPools {
+    /// Empties the source and result tables (not timed).
+    fn reset(&self) -> anyhow::Result<()>;
+    /// Runs every work at once, each on its own worker of the `access` style, each in its
+    /// own transaction; the first failure.
+    fn run_parts(&self, access: Access, works: Vec<Work>) -> anyhow::Result<()>;
+    /// Every result row, by source id.
+    fn results(&self) -> anyhow::Result<Vec<BatchResult>>;
+}
 
 /// What a run of the job took.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -85,32 +103,23 @@ fn seed_range(rows: usize, part: usize, parts: usize) -> std::ops::Range<i64> {
     (1 + rows * part / parts)..(1 + rows * (part + 1) / parts)
 }
 
-/// Empties both tables (not timed).
-pub fn reset(pools: &Pools) -> anyhow::Result<()> {
-    pools.runtime.block_on(async {
-        let mut conn = pools.sqlx.acquire().await?;
-        conn.execute("TRUNCATE batch_source, batch_results").await?;
-        anyhow::Ok(())
-    })
-}
-
 /// Seeds `rows` source rows and runs the job with `parallelism` workers in the `access`
 /// style; then verifies the results. The times, or why the output is wrong.
 pub fn run(
+    pools: &dyn BatchPools,
     access: Access,
-    pools: &Pools,
     rows: usize,
     parallelism: usize,
 ) -> anyhow::Result<(BatchTimes, Result<(), String>)> {
-    reset(pools)?;
+    pools.reset()?;
     let parallelism = parallelism.max(1);
     let started = Instant::now();
-    in_parallel(access, pools, parallelism, |part| {
-        Work::Seed(seed_range(rows, part, parallelism))
-    })?;
+    let seeds = (0..parallelism).map(|part| Work::Seed(seed_range(rows, part, parallelism)));
+    pools.run_parts(access, seeds.collect())?;
     let seed = started.elapsed();
     let started = Instant::now();
-    in_parallel(access, pools, parallelism, |part| Work::Partition { part, parts: parallelism })?;
+    let partitions = (0..parallelism).map(|part| Work::Partition { part, parts: parallelism });
+    pools.run_parts(access, partitions.collect())?;
     let job = started.elapsed();
     let verdict = verify(pools, rows)?;
     Ok((BatchTimes { seed, job }, verdict))
@@ -118,44 +127,46 @@ pub fn run(
 
 /// One worker's share.
 #[derive(Debug, Clone)]
-enum Work {
+pub enum Work {
     /// Insert these source rows.
     Seed(std::ops::Range<i64>),
     /// Process the partition `id % parts = part`.
-    Partition { part: usize, parts: usize },
+    Partition {
+        /// Which.
+        part: usize,
+        /// Of how many.
+        parts: usize,
+    },
 }
 
-/// Runs `work(part)` for every part at once, each on its own worker of the `access` style.
-fn in_parallel(
+/// Runs every work at once, each on its own worker of the `access` style: a tokio task
+/// running `sqlx_work`, or `diesel_work` handed to `spawn_blocking` or on its own OS
+/// thread. The first failure.
+pub fn spawn_all<F>(
     access: Access,
-    pools: &Pools,
-    parts: usize,
-    work: impl Fn(usize) -> Work,
-) -> anyhow::Result<()> {
-    let works: Vec<Work> = (0..parts).map(work).collect();
+    runtime: &tokio::runtime::Runtime,
+    works: Vec<Work>,
+    sqlx_work: impl Fn(Work) -> F,
+    diesel_work: impl Fn(Work) -> Result<(), String> + Clone + Send + Sync + 'static,
+) -> anyhow::Result<()>
+where
+    F: Future<Output = Result<(), String>> + Send + 'static,
+{
     let outcomes: Vec<Result<(), String>> = match access {
-        Access::SqlxTasks => pools.runtime.block_on(async {
-            let handles: Vec<_> = works
-                .into_iter()
-                .map(|work| {
-                    let pool = pools.sqlx.clone();
-                    tokio::spawn(
-                        async move { sqlx_work(&pool, work).await.map_err(|e| e.to_string()) },
-                    )
-                })
-                .collect();
+        Access::SqlxTasks => runtime.block_on(async {
+            let handles: Vec<_> = works.into_iter().map(|w| tokio::spawn(sqlx_work(w))).collect();
             let mut outcomes = Vec::new();
             for handle in handles {
                 outcomes.push(handle.await.unwrap_or_else(|e| Err(e.to_string())));
             }
             outcomes
         }),
-        Access::DieselSpawnBlocking => pools.runtime.block_on(async {
+        Access::DieselSpawnBlocking => runtime.block_on(async {
             let handles: Vec<_> = works
                 .into_iter()
                 .map(|work| {
-                    let pool = pools.diesel.clone();
-                    tokio::task::spawn_blocking(move || diesel_work(&pool, work))
+                    let diesel_work = diesel_work.clone();
+                    tokio::task::spawn_blocking(move || diesel_work(work))
                 })
                 .collect();
             let mut outcomes = Vec::new();
@@ -167,7 +178,10 @@ fn in_parallel(
         Access::DieselThreads => std::thread::scope(|scope| {
             let handles: Vec<_> = works
                 .into_iter()
-                .map(|work| scope.spawn(|| diesel_work(&pools.diesel, work)))
+                .map(|work| {
+                    let diesel_work = &diesel_work;
+                    scope.spawn(move || diesel_work(work))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -181,90 +195,14 @@ fn in_parallel(
     }
 }
 
-async fn sqlx_work(pool: &sqlx::PgPool, work: Work) -> Result<(), sqlx::Error> {
-    let mut conn = pool.acquire().await?;
-    let mut tx = conn.begin().await?;
-    match work {
-        Work::Seed(ids) => {
-            let rows: Vec<SourceRow> = ids.map(source_row).collect();
-            for chunk in rows.chunks(WRITE_CHUNK) {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO batch_source (id, payload, amount_cents) ",
-                );
-                insert.push_values(chunk, |mut row, (id, payload, amount)| {
-                    row.push_bind(*id).push_bind(payload.clone()).push_bind(*amount);
-                });
-                insert.build().execute(&mut *tx).await?;
-            }
-        }
-        Work::Partition { part, parts } => {
-            let rows: Vec<SourceRow> = sqlx::query_as(READ_PARTITION)
-                .bind(parts as i64)
-                .bind(part as i64)
-                .fetch_all(&mut *tx)
-                .await?;
-            let results: Vec<BatchResult> = rows.iter().map(transform).collect();
-            for chunk in results.chunks(WRITE_CHUNK) {
-                let mut insert = sqlx::QueryBuilder::new(
-                    "INSERT INTO batch_results (source_id, label, amount_with_tax_cents) ",
-                );
-                insert.push_values(chunk, |mut row, result| {
-                    row.push_bind(result.source_id)
-                        .push_bind(result.label.clone())
-                        .push_bind(result.amount_with_tax_cents);
-                });
-                insert.build().execute(&mut *tx).await?;
-            }
-        }
-    }
-    tx.commit().await
-}
-
-fn diesel_work(pool: &crate::measure::DieselPool, work: Work) -> Result<(), String> {
-    use diesel::Connection as _;
-    let mut conn = pool.get().map_err(|e| e.to_string())?;
-    conn.transaction(|conn| {
-        match work {
-            Work::Seed(ids) => {
-                let rows: Vec<NewSource> = ids
-                    .map(source_row)
-                    .map(|(id, payload, amount_cents)| NewSource { id, payload, amount_cents })
-                    .collect();
-                for chunk in rows.chunks(WRITE_CHUNK) {
-                    diesel::insert_into(batch_source::table).values(chunk).execute(conn)?;
-                }
-            }
-            Work::Partition { part, parts } => {
-                let rows: Vec<SourceByName> =
-                    CachedSql::new(READ_PARTITION, &[parts as i64, part as i64]).load(conn)?;
-                let results: Vec<BatchResult> = rows
-                    .into_iter()
-                    .map(|r| transform(&(r.id, r.payload, r.amount_cents)))
-                    .collect();
-                for chunk in results.chunks(WRITE_CHUNK) {
-                    diesel::insert_into(batch_results::table).values(chunk).execute(conn)?;
-                }
-            }
-        }
-        diesel::QueryResult::Ok(())
-    })
-    .map_err(|e| e.to_string())
-}
-
 /// Every source row has exactly its transformed result, and nothing else is there.
-pub fn verify(pools: &Pools, rows: usize) -> anyhow::Result<Result<(), String>> {
-    let found: Vec<(i64, String, i64)> = pools.runtime.block_on(
-        sqlx::query_as(
-            "SELECT source_id, label, amount_with_tax_cents FROM batch_results ORDER BY source_id",
-        )
-        .fetch_all(&pools.sqlx),
-    )?;
+pub fn verify(pools: &dyn BatchPools, rows: usize) -> anyhow::Result<Result<(), String>> {
+    let found = pools.results()?;
     if found.len() != rows {
         return Ok(Err(format!("{} results for {rows} source rows", found.len())));
     }
-    for (index, (source_id, label, amount)) in found.into_iter().enumerate() {
+    for (index, got) in found.into_iter().enumerate() {
         let expected = transform(&source_row(index as i64 + 1));
-        let got = BatchResult { source_id, label, amount_with_tax_cents: amount };
         if got != expected {
             return Ok(Err(format!("result {}: {got:?}, expected {expected:?}", index + 1)));
         }

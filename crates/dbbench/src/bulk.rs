@@ -1,32 +1,24 @@
 //! Bulk insert strategies, for sqlx and for diesel: row by row (autocommit, or in one
-//! transaction), multi-row `VALUES` in chunks under PostgreSQL's bind-parameter limit,
-//! `UNNEST` of one array per column, and `COPY FROM STDIN` in text and binary format.
+//! transaction), multi-row `VALUES` in chunks under the database's bind-parameter limit,
+//! one statement for all rows (`UNNEST` of one array per column on PostgreSQL, a JSON
+//! document expanded by the server on MariaDB and SQLite), and PostgreSQL's
+//! `COPY FROM STDIN` in text and binary format. The code that sends them is in each
+//! database's module of [`crate::targets`]; the COPY encoding is here.
 //!
-//! Every strategy sends the rows' values as data — bound parameters, arrays, or the COPY
-//! stream — never inside the SQL text (the JVM article's reflection-built `VALUES` strings
-//! are the anti-example); a test proves it from the server's statement log.
+//! Every strategy sends the rows' values as data — bound parameters, arrays, a bound JSON
+//! document, or the COPY stream — never inside the SQL text (the JVM article's
+//! reflection-built `VALUES` strings are the anti-example); a test proves it from
+//! PostgreSQL's statement log.
 
 use std::io::Write as _;
 
-use diesel::RunQueryDsl;
-use diesel::prelude::ExecuteCopyFromDsl;
 use serde::{Deserialize, Serialize};
-use sqlx::Connection;
 
 use crate::data::Item;
-use crate::schema::items;
+use crate::targets::Database;
 
-/// PostgreSQL's limit on bind parameters in one statement: the protocol counts them in a
-/// 16-bit field. sqlx refuses a statement past it; diesel does not split for you either.
-pub const MAX_BIND_PARAMS: usize = 65_535;
 /// Columns of `items`.
 pub const ITEM_COLUMNS: usize = 5;
-
-/// Rows per multi-row `VALUES` statement with `columns` parameters per row: as many as fit
-/// under [`MAX_BIND_PARAMS`].
-pub const fn rows_per_statement(columns: usize) -> usize {
-    MAX_BIND_PARAMS / columns
-}
 
 /// How the rows get to the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,8 +30,12 @@ pub enum Strategy {
     RowTransaction,
     /// Multi-row `INSERT … VALUES` with bound parameters, in chunks under the limit.
     MultiValues,
-    /// One `INSERT … SELECT * FROM UNNEST($1, …)` with an array per column.
+    /// One `INSERT … SELECT * FROM UNNEST($1, …)` with an array per column (PostgreSQL).
     Unnest,
+    /// One `INSERT … SELECT … FROM` the rows of one bound JSON document, expanded by the
+    /// server (MariaDB's `JSON_TABLE`, SQLite's `json_each`): the analog of `UNNEST` where
+    /// there are no array parameters.
+    JsonRows,
     /// `COPY … FROM STDIN`, text format.
     CopyText,
     /// `COPY … FROM STDIN (FORMAT binary)`.
@@ -48,11 +44,12 @@ pub enum Strategy {
 
 impl Strategy {
     /// All of them, slowest first.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::RowAutocommit,
         Strategy::RowTransaction,
         Strategy::MultiValues,
         Strategy::Unnest,
+        Strategy::JsonRows,
         Strategy::CopyText,
         Strategy::CopyBinary,
     ];
@@ -64,23 +61,29 @@ impl Strategy {
             Strategy::RowTransaction => "row_transaction",
             Strategy::MultiValues => "multi_values",
             Strategy::Unnest => "unnest",
+            Strategy::JsonRows => "json_rows",
             Strategy::CopyText => "copy_text",
             Strategy::CopyBinary => "copy_binary",
         }
     }
 
-    /// Statements that carry data for `rows` rows.
-    pub fn statements(self, rows: usize) -> usize {
+    /// Statements that carry data for `rows` rows on `database`.
+    pub fn statements(self, rows: usize, database: Database) -> usize {
         match self {
             Strategy::RowAutocommit | Strategy::RowTransaction => rows,
-            Strategy::MultiValues => rows.div_ceil(rows_per_statement(ITEM_COLUMNS)),
-            Strategy::Unnest | Strategy::CopyText | Strategy::CopyBinary => 1.min(rows),
+            Strategy::MultiValues => rows.div_ceil(database.rows_per_statement()),
+            Strategy::Unnest | Strategy::JsonRows | Strategy::CopyText | Strategy::CopyBinary => {
+                1.min(rows)
+            }
         }
     }
 
     /// How the library supports it, for the page: what it does for you and what is ours.
     pub fn how(self, library: Library) -> &'static str {
         match (library, self) {
+            (_, Strategy::JsonRows) => {
+                "one JSON document bound (serde_json); JSON_TABLE / json_each expand it"
+            }
             (Library::Sqlx, Strategy::MultiValues) => "QueryBuilder::push_values, chunked by us",
             (Library::Diesel, Strategy::MultiValues) => {
                 "insert_into().values(&[..]), chunked by us"
@@ -121,13 +124,6 @@ impl Library {
     }
 }
 
-const INSERT_ONE: &str =
-    "INSERT INTO items (id, sku, name, price_cents, quantity) VALUES ($1, $2, $3, $4, $5)";
-const INSERT_UNNEST: &str = "INSERT INTO items (id, sku, name, price_cents, quantity)
-     SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::integer[])";
-const COPY_TEXT: &str = "COPY items (id, sku, name, price_cents, quantity) FROM STDIN";
-const COPY_BINARY: &str =
-    "COPY items (id, sku, name, price_cents, quantity) FROM STDIN (FORMAT binary)";
 /// COPY data is sent in pieces of about this size.
 const COPY_PIECE_BYTES: usize = 1 << 20;
 
@@ -181,7 +177,7 @@ pub fn copy_binary_trailer(out: &mut Vec<u8>) {
 }
 
 /// The COPY stream of `rows` in `format` (text or binary), in pieces.
-fn copy_pieces(rows: &[Item], binary: bool) -> Vec<Vec<u8>> {
+pub(crate) fn copy_pieces(rows: &[Item], binary: bool) -> Vec<Vec<u8>> {
     let mut pieces = Vec::new();
     let mut piece = Vec::with_capacity(COPY_PIECE_BYTES + 4096);
     if binary {
@@ -204,150 +200,9 @@ fn copy_pieces(rows: &[Item], binary: bool) -> Vec<Vec<u8>> {
     pieces
 }
 
-/// Inserts `rows` with sqlx by `strategy`.
-pub async fn insert_sqlx(
-    conn: &mut sqlx::PgConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> Result<(), sqlx::Error> {
-    match strategy {
-        Strategy::RowAutocommit => {
-            for item in rows {
-                bind_one(sqlx::query(INSERT_ONE), item).execute(&mut *conn).await?;
-            }
-        }
-        Strategy::RowTransaction => {
-            let mut tx = conn.begin().await?;
-            for item in rows {
-                bind_one(sqlx::query(INSERT_ONE), item).execute(&mut *tx).await?;
-            }
-            tx.commit().await?;
-        }
-        Strategy::MultiValues => {
-            let mut tx = conn.begin().await?;
-            for chunk in rows.chunks(rows_per_statement(ITEM_COLUMNS)) {
-                values_statement(chunk).build().execute(&mut *tx).await?;
-            }
-            tx.commit().await?;
-        }
-        Strategy::Unnest => {
-            sqlx::query(INSERT_UNNEST)
-                .bind(rows.iter().map(|i| i.id).collect::<Vec<_>>())
-                .bind(rows.iter().map(|i| i.sku.clone()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|i| i.name.clone()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|i| i.price_cents).collect::<Vec<_>>())
-                .bind(rows.iter().map(|i| i.quantity).collect::<Vec<_>>())
-                .execute(&mut *conn)
-                .await?;
-        }
-        Strategy::CopyText | Strategy::CopyBinary => {
-            let binary = strategy == Strategy::CopyBinary;
-            let mut copy = conn.copy_in_raw(if binary { COPY_BINARY } else { COPY_TEXT }).await?;
-            for piece in copy_pieces(rows, binary) {
-                if let Err(error) = copy.send(piece).await {
-                    let _ = copy.abort("sending failed").await;
-                    return Err(error);
-                }
-            }
-            copy.finish().await?;
-        }
-    }
-    Ok(())
-}
-
-fn bind_one<'q>(
-    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
-    item: &'q Item,
-) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
-    query.bind(item.id).bind(&item.sku).bind(&item.name).bind(item.price_cents).bind(item.quantity)
-}
-
-/// One multi-row `INSERT … VALUES ($1, …), (…)` of `chunk`, every value bound. Past
-/// [`rows_per_statement`] rows sqlx refuses to run it.
-pub fn values_statement(chunk: &[Item]) -> sqlx::QueryBuilder<sqlx::Postgres> {
-    let mut builder =
-        sqlx::QueryBuilder::new("INSERT INTO items (id, sku, name, price_cents, quantity) ");
-    builder.push_values(chunk, |mut row, item| {
-        row.push_bind(item.id)
-            .push_bind(item.sku.clone())
-            .push_bind(item.name.clone())
-            .push_bind(item.price_cents)
-            .push_bind(item.quantity);
-    });
-    builder
-}
-
-/// Inserts `rows` with diesel by `strategy`.
-pub fn insert_diesel(
-    conn: &mut diesel::PgConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> diesel::QueryResult<()> {
-    use diesel::Connection as _;
-    use diesel::sql_types::{Array, BigInt, Integer, Text};
-    match strategy {
-        Strategy::RowAutocommit => {
-            for item in rows {
-                diesel::insert_into(items::table).values(item).execute(conn)?;
-            }
-        }
-        Strategy::RowTransaction => conn.transaction(|conn| {
-            for item in rows {
-                diesel::insert_into(items::table).values(item).execute(conn)?;
-            }
-            diesel::QueryResult::Ok(())
-        })?,
-        Strategy::MultiValues => conn.transaction(|conn| {
-            for chunk in rows.chunks(rows_per_statement(ITEM_COLUMNS)) {
-                diesel::insert_into(items::table).values(chunk).execute(conn)?;
-            }
-            diesel::QueryResult::Ok(())
-        })?,
-        Strategy::Unnest => {
-            diesel::sql_query(INSERT_UNNEST)
-                .bind::<Array<BigInt>, _>(rows.iter().map(|i| i.id).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(rows.iter().map(|i| i.sku.as_str()).collect::<Vec<_>>())
-                .bind::<Array<Text>, _>(rows.iter().map(|i| i.name.as_str()).collect::<Vec<_>>())
-                .bind::<Array<Integer>, _>(rows.iter().map(|i| i.price_cents).collect::<Vec<_>>())
-                .bind::<Array<Integer>, _>(rows.iter().map(|i| i.quantity).collect::<Vec<_>>())
-                .execute(conn)?;
-        }
-        Strategy::CopyText => {
-            diesel::copy_from(items::table)
-                .from_raw_data(items::table, |out| {
-                    let mut line = Vec::with_capacity(256);
-                    for item in rows {
-                        line.clear();
-                        copy_text_row(item, &mut line);
-                        out.write_all(&line)
-                            .map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))?;
-                    }
-                    diesel::QueryResult::Ok(())
-                })
-                .with_format(diesel::pg::CopyFormat::Text)
-                .execute(conn)?;
-        }
-        Strategy::CopyBinary => {
-            diesel::copy_from(items::table).from_insertable(rows).execute(conn)?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_values_chunk_fills_the_parameter_limit_and_not_one_more_row() {
-        let rows = rows_per_statement(ITEM_COLUMNS);
-        assert_eq!(rows, 13_107);
-        assert!(rows * ITEM_COLUMNS <= MAX_BIND_PARAMS);
-        assert!((rows + 1) * ITEM_COLUMNS > MAX_BIND_PARAMS);
-        assert_eq!(Strategy::MultiValues.statements(rows), 1);
-        assert_eq!(Strategy::MultiValues.statements(rows + 1), 2);
-        assert_eq!(Strategy::MultiValues.statements(100_000), 8);
-    }
 
     #[test]
     fn copy_text_escapes_what_the_format_needs_and_nothing_else() {

@@ -7,6 +7,8 @@
 //! - [`bulk`]: bulk insert strategies, from row by row to `COPY`, every value bound;
 //! - [`batch`]: an end-to-end batch job — generate, read back in partitions, transform,
 //!   write, verify — at several sizes, parallelisms and pool sizes;
+//! - [`targets`]: the databases those two run on — PostgreSQL, and with the features of
+//!   the same names MariaDB (a throwaway server) and SQLite (a file);
 //! - [`tasks`]: 10,000 tasks that each wait 100 ms on threads, tasks and `spawn_blocking`,
 //!   and what a blocking call inside an async task does to a small runtime;
 //! - [`results`]: the versioned results document (`DBBENCH.md`), [`report`] its page;
@@ -21,4 +23,5 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod targets;
 pub mod tasks;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bookstore_dbbench::run::{self, Section};
+use bookstore_dbbench::targets::Database;
 use clap::{Parser, Subcommand};
 
 /// Database access without HTTP: sqlx on tasks against diesel on threads.
@@ -17,7 +18,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the benchmarks on a throwaway PostgreSQL and write the results and the page.
+    /// Run the benchmarks on a throwaway PostgreSQL (and MariaDB and SQLite for the bulk
+    /// and batch sections) and write the results and the page.
     Run(RunArgs),
     /// Render the page of a results file.
     Report {
@@ -37,6 +39,10 @@ struct RunArgs {
     /// Sections to run, comma-separated [default: all].
     #[arg(long, value_delimiter = ',', value_enum)]
     sections: Vec<Section>,
+    /// Databases of the bulk and batch sections, comma-separated [default: all; MariaDB
+    /// and SQLite when built in (features `mariadb`, `sqlite`), else said in the results].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    databases: Vec<Database>,
     /// The results file [default: summary/results/dbbench-<UTC time>.json].
     #[arg(long)]
     output: Option<PathBuf>,
@@ -79,8 +85,12 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
     } else {
         args.sections
     };
+    let mut settings = run::settings(args.quick);
+    if !args.databases.is_empty() {
+        settings.databases = args.databases;
+    }
     let options = run::Options {
-        settings: run::settings(args.quick),
+        settings,
         sections,
         database_url: args.database_url,
         provider: args.db_provider,

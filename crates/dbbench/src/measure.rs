@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -35,33 +35,54 @@ impl Access {
     }
 }
 
-/// A diesel pool.
+/// A diesel pool of PostgreSQL connections.
 pub type DieselPool = Pool<ConnectionManager<diesel::PgConnection>>;
 
 /// A sqlx pool of exactly `size` connections, all open before it is returned.
 pub async fn sqlx_pool(url: &str, size: u32) -> Result<sqlx::PgPool, sqlx::Error> {
-    sqlx::postgres::PgPoolOptions::new()
+    sqlx_pool_with(url.parse()?, size).await
+}
+
+/// A sqlx pool of any database, of exactly `size` connections made with `options`, all open
+/// before it is returned.
+pub async fn sqlx_pool_with<DB: sqlx::Database>(
+    options: <DB::Connection as sqlx::Connection>::Options,
+    size: u32,
+) -> Result<sqlx::Pool<DB>, sqlx::Error> {
+    sqlx::pool::PoolOptions::<DB>::new()
         .max_connections(size)
         .min_connections(size)
         .test_before_acquire(false)
         .idle_timeout(None)
         .max_lifetime(None)
         .acquire_timeout(Duration::from_secs(30))
-        .connect(url)
+        .connect_with(options)
         .await
 }
 
 /// A diesel + r2d2 pool of exactly `size` connections, all open before it is returned.
 pub fn diesel_pool(url: &str, size: u32) -> Result<DieselPool, String> {
-    Pool::builder()
+    diesel_pool_with(ConnectionManager::new(url), size, None)
+}
+
+/// A diesel + r2d2 pool of any database, of exactly `size` connections, each set up by
+/// `customizer` when given, all open before it is returned.
+pub fn diesel_pool_with<C: diesel::r2d2::R2D2Connection + 'static>(
+    manager: ConnectionManager<C>,
+    size: u32,
+    customizer: Option<Box<dyn CustomizeConnection<C, diesel::r2d2::Error>>>,
+) -> Result<Pool<ConnectionManager<C>>, String> {
+    let mut builder = Pool::builder()
         .max_size(size)
         .min_idle(Some(size))
         .test_on_check_out(false)
         .idle_timeout(None)
         .max_lifetime(None)
-        .connection_timeout(Duration::from_secs(30))
-        .build(ConnectionManager::new(url))
-        .map_err(|e| format!("diesel pool: {e}"))
+        .connection_timeout(Duration::from_secs(30));
+    if let Some(customizer) = customizer {
+        builder = builder.connection_customizer(customizer);
+    }
+    builder.build(manager).map_err(|e| format!("diesel pool: {e}"))
 }
 
 /// The multi-thread runtime async work runs on: one worker per CPU, as the stacks.

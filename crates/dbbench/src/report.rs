@@ -8,7 +8,8 @@ use serde::Serialize;
 use crate::bulk::{Library, Strategy};
 use crate::crud::Op;
 use crate::measure::Access;
-use crate::results::{BatchCell, CrudCell, DbBenchResults};
+use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults};
+use crate::targets::Database;
 
 const TEMPLATE: &str = include_str!("../templates/db-microbench.html");
 
@@ -276,116 +277,176 @@ fn crud_section(
     (tables, chart_list)
 }
 
+/// A short label of `strategy`, for charts.
+fn strategy_short(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::RowAutocommit => "row, auto",
+        Strategy::RowTransaction => "row, tx",
+        Strategy::MultiValues => "VALUES",
+        Strategy::Unnest => "UNNEST",
+        Strategy::JsonRows => "JSON rows",
+        Strategy::CopyText => "COPY text",
+        Strategy::CopyBinary => "COPY bin",
+    }
+}
+
+/// The databases that have cells, in their order.
+fn databases_of<'a>(cells: impl Iterator<Item = &'a Database>) -> Vec<Database> {
+    let mut found: Vec<Database> = cells.copied().collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 fn bulk_section(
     results: &DbBenchResults,
     findings: &mut Vec<String>,
 ) -> (Vec<Table>, Vec<charts::BarChart>) {
-    if results.bulk.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
+    let (mut tables, mut chart_list) = (Vec::new(), Vec::new());
     let sizes = results.settings.bulk_rows.clone();
-    let mut header = vec!["strategy".to_owned(), "library".to_owned(), "how".to_owned()];
-    header.extend(sizes.iter().map(|n| format!("{} rows: rows/s (s)", rate(*n as f64))));
-    header.push("statements at the largest".into());
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let mut rows = Vec::new();
-    for strategy in Strategy::ALL {
-        for library in Library::ALL {
-            let mut row = vec![
-                Cell::text(strategy.name().replace('_', " ")),
-                Cell::text(library.name()),
-                Cell::text(strategy.how(library)),
-            ];
-            for &n in &sizes {
-                let cell = results
-                    .bulk
-                    .iter()
-                    .find(|c| c.strategy == strategy && c.library == library && c.rows == n);
-                row.push(match cell {
-                    Some(c) if !c.verified => {
-                        Cell::number(c.failure.clone().unwrap_or_default()).with_class("bad")
-                    }
-                    Some(c) => {
-                        Cell::number(format!("{} ({:.2})", rate(c.rows_per_second), c.seconds))
-                    }
-                    None => Cell::number("–"),
-                });
+    let mut fastest_per_database = Vec::new();
+    for database in databases_of(results.bulk.iter().map(|c| &c.database)) {
+        let cells: Vec<&BulkCell> =
+            results.bulk.iter().filter(|c| c.database == database).collect();
+        let strategies = database.strategies();
+        let mut header = vec!["strategy".to_owned(), "library".to_owned(), "how".to_owned()];
+        header.extend(sizes.iter().map(|n| format!("{} rows: rows/s (s)", rate(*n as f64))));
+        header.push("statements at the largest".into());
+        let mut rows = Vec::new();
+        for &strategy in &strategies {
+            for library in Library::ALL {
+                let mut row = vec![
+                    Cell::text(strategy.name().replace('_', " ")),
+                    Cell::text(library.name()),
+                    Cell::text(strategy.how(library)),
+                ];
+                for &n in &sizes {
+                    let cell = cells
+                        .iter()
+                        .find(|c| c.strategy == strategy && c.library == library && c.rows == n);
+                    row.push(match cell {
+                        Some(c) if !c.verified => {
+                            Cell::number(c.failure.clone().unwrap_or_default()).with_class("bad")
+                        }
+                        Some(c) => {
+                            Cell::number(format!("{} ({:.2})", rate(c.rows_per_second), c.seconds))
+                        }
+                        None => Cell::number("–"),
+                    });
+                }
+                row.push(Cell::number(count(strategy.statements(largest, database))));
+                rows.push(row);
             }
-            row.push(Cell::number(count(strategy.statements(largest))));
-            rows.push(row);
         }
-    }
-    let at_largest = |strategy: Strategy| {
-        results
-            .bulk
+        let at_largest = |strategy: Strategy| {
+            cells
+                .iter()
+                .filter(|c| c.rows == largest && c.strategy == strategy && c.verified)
+                .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second))
+        };
+        if let (Some(slowest), Some(fastest)) = (
+            at_largest(Strategy::RowAutocommit),
+            strategies
+                .iter()
+                .filter_map(|s| at_largest(*s))
+                .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second)),
+        ) {
+            findings.push(format!(
+                "{}: bulk insert of {} rows row by row in autocommit took {:.2} s at best ({}); {} with {} took {:.2} s — {} faster. Every table read back equal to what was sent{}.",
+                database.label(),
+                rate(largest as f64),
+                slowest.seconds,
+                slowest.library.name(),
+                fastest.strategy.name().replace('_', " "),
+                fastest.library.name(),
+                fastest.seconds,
+                ratio(fastest.rows_per_second, slowest.rows_per_second),
+                if cells.iter().all(|c| c.verified) { "" } else { " — except the cells marked in red" }
+            ));
+            fastest_per_database.push(*fastest);
+        }
+        let unsupported: Vec<String> = Strategy::ALL
             .iter()
-            .filter(|c| c.rows == largest && c.strategy == strategy && c.verified)
-            .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second))
-    };
-    if let (Some(slowest), Some(fastest)) = (
-        at_largest(Strategy::RowAutocommit),
-        Strategy::ALL
+            .filter_map(|s| database.supports(*s).err().map(|why| format!("{}: {why}", s.name())))
+            .collect();
+        tables.push(Table {
+            title: format!("{}: rows per second by strategy", database.label()),
+            note: format!(
+                "Into an empty table with a primary key, on one connection; the time includes the commit. Strategies after the first two run in one transaction.{}",
+                if unsupported.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Not here — {}.", unsupported.join("; "))
+                }
+            ),
+            header,
+            rows,
+        });
+        let groups: Vec<String> =
+            strategies.iter().map(|s| strategy_short(*s).to_owned()).collect();
+        let values: Vec<BarValue> = cells
             .iter()
-            .filter_map(|s| at_largest(*s))
-            .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second)),
-    ) {
-        findings.push(format!(
-            "Bulk insert of {} rows: row by row in autocommit took {:.2} s at best ({}); {} with {} took {:.2} s — {} faster. Every table read back equal to what was sent{}; every strategy binds its values, none is in the SQL text (checked from the server's statement log by the test no_row_value_ever_appears_in_the_sql_text).",
-            rate(largest as f64),
-            slowest.seconds,
-            slowest.library.name(),
-            fastest.strategy.name().replace('_', " "),
-            fastest.library.name(),
-            fastest.seconds,
-            ratio(fastest.rows_per_second, slowest.rows_per_second),
-            if results.bulk.iter().all(|c| c.verified) { "" } else { " — except the cells marked in red" }
+            .filter(|c| c.rows == largest && c.verified)
+            .filter_map(|c| {
+                Some(BarValue {
+                    group: strategies.iter().position(|s| *s == c.strategy)?,
+                    slot: Library::ALL.iter().position(|l| *l == c.library)?,
+                    value: c.rows_per_second,
+                    range: None,
+                    colour: library_colour(c.library),
+                    title: format!(
+                        "{} {}: {} rows/s",
+                        c.library.name(),
+                        c.strategy.name(),
+                        rate(c.rows_per_second)
+                    ),
+                })
+            })
+            .collect();
+        chart_list.push(charts::bar_chart(
+            &groups,
+            2,
+            &values,
+            &[],
+            &format!(
+                "{}: rows/s, {} rows (sqlx blue, diesel green)",
+                database.label(),
+                rate(largest as f64)
+            ),
         ));
     }
-    let table = Table {
-        title: "Rows per second by strategy".into(),
-        note: "Into an empty table with a primary key, on one connection; the time includes the commit. Strategies after the first two run in one transaction.".into(),
-        header,
-        rows,
-    };
-    // Short labels: six groups share 540 px.
-    let groups: Vec<String> = ["row, auto", "row, tx", "VALUES", "UNNEST", "COPY text", "COPY bin"]
-        .map(str::to_owned)
-        .to_vec();
-    let values: Vec<BarValue> = results
-        .bulk
-        .iter()
-        .filter(|c| c.rows == largest && c.verified)
-        .filter_map(|c| {
-            Some(BarValue {
-                group: Strategy::ALL.iter().position(|s| *s == c.strategy)?,
-                slot: Library::ALL.iter().position(|l| *l == c.library)?,
-                value: c.rows_per_second,
-                range: None,
-                colour: library_colour(c.library),
-                title: format!(
-                    "{} {}: {} rows/s",
+    if !fastest_per_database.is_empty() {
+        findings.push(format!(
+            "Every strategy binds its values — arrays, a JSON document or the COPY stream, never SQL text (PostgreSQL's statement log proves it: no_row_value_ever_appears_in_the_sql_text). Fastest at {} rows: {}.",
+            rate(largest as f64),
+            fastest_per_database
+                .iter()
+                .map(|c| format!(
+                    "{} {} with {} ({} rows/s)",
+                    c.database.label(),
+                    c.strategy.name().replace('_', " "),
                     c.library.name(),
-                    c.strategy.name(),
                     rate(c.rows_per_second)
-                ),
-            })
-        })
-        .collect();
-    let chart = charts::bar_chart(
-        &groups,
-        2,
-        &values,
-        &[],
-        &format!("rows/s, {} rows (sqlx blue, diesel green)", rate(largest as f64)),
-    );
-    (vec![table], vec![chart])
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    (tables, chart_list)
 }
 
 fn batch_section(results: &DbBenchResults, findings: &mut Vec<String>) -> Vec<Table> {
-    if results.batch.is_empty() {
-        return Vec::new();
-    }
+    databases_of(results.batch.iter().map(|c| &c.database))
+        .into_iter()
+        .map(|database| batch_table(results, database, findings))
+        .collect()
+}
+
+fn batch_table(results: &DbBenchResults, database: Database, findings: &mut Vec<String>) -> Table {
     let s = &results.settings;
+    let cells_here: Vec<&BatchCell> =
+        results.batch.iter().filter(|c| c.database == database).collect();
     let mut header = vec!["rows".to_owned(), "parallelism".to_owned(), "pool".to_owned()];
     header.extend(Access::ALL.iter().map(|a| format!("{}: job s (seed s)", access_label(*a))));
     header.push("fastest job".into());
@@ -401,7 +462,7 @@ fn batch_section(results: &DbBenchResults, findings: &mut Vec<String>) -> Vec<Ta
                 let cells: Vec<Option<&BatchCell>> = Access::ALL
                     .iter()
                     .map(|a| {
-                        results.batch.iter().find(|c| {
+                        cells_here.iter().copied().find(|c| {
                             c.access == *a && c.rows == n && c.parallelism == p && c.pool == pool
                         })
                     })
@@ -457,17 +518,25 @@ fn batch_section(results: &DbBenchResults, findings: &mut Vec<String>) -> Vec<Ta
     };
     let combinations: usize = job_wins.iter().sum();
     findings.push(format!(
-        "Batch job, fastest of the three in {combinations} combinations of size × parallelism × pool — the job (read, transform, write): {}; the seed insert: {}. Every output was checked row by row{}.",
+        "{}: batch job, fastest of the three in {combinations} combinations of size × parallelism × pool — the job (read, transform, write): {}; the seed insert: {}. Every output was checked row by row{}.",
+        database.label(),
         tally(job_wins),
         tally(seed_wins),
-        if results.batch.iter().all(|c| c.verified) { " and was exact" } else { " — some were wrong (in red)" }
+        if cells_here.iter().all(|c| c.verified) { " and was exact" } else { " — some were wrong (in red)" }
     ));
-    vec![Table {
-        title: "Batch job: seed, then read in partitions, transform, write".into(),
-        note: "Seconds of the job, and of the seed insert before it (the fastest job in bold); each partition in one transaction on its own worker.".into(),
+    Table {
+        title: format!("{}: seed, then read in partitions, transform, write", database.label()),
+        note: format!(
+            "Seconds of the job, and of the seed insert before it (the fastest job in bold); each partition in one transaction on its own worker.{}",
+            if database == Database::Sqlite {
+                " SQLite has one writer: the partitions' transactions begin IMMEDIATE and take turns."
+            } else {
+                ""
+            }
+        ),
         header,
         rows,
-    }]
+    }
 }
 
 fn tasks_section(results: &DbBenchResults, findings: &mut Vec<String>) -> Option<Table> {
@@ -579,7 +648,14 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
             ("rustc".into(), e.rustc.clone().unwrap_or_default()),
             ("release profile".into(), e.release_profile.clone()),
             ("commit".into(), e.git_commit.clone().unwrap_or_default()),
-        ],
+        ]
+        .into_iter()
+        .chain(results.databases.iter().filter(|d| d.database != Database::Postgres).map(|d| {
+            let settings: Vec<String> =
+                d.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            (d.database.label().to_owned(), format!("{}; {}", d.version, settings.join(", ")))
+        }))
+        .collect(),
         caveats: vec![
             if s.database == "existing" {
                 "PostgreSQL was an existing server (--database-url), with the settings above: where it runs, and what its disk costs, is part of every number.".to_owned()
@@ -592,7 +668,14 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
             "One sample per cell, in one run: compare the access styles within a row (measured back to back, their order rotating), not across runs; this machine's speed drifts by tens of percent over minutes.".into(),
             "The pools open every connection before measuring and do no checks on checkout, like the stacks'. Pool sizes above the CPU count mostly queue work inside PostgreSQL.".into(),
             "sqlx's COPY is a raw channel: its text and binary rows are encoded here (bulk.rs); diesel encodes binary COPY itself and text COPY rows here.".into(),
-        ],
+        ]
+        .into_iter()
+        .chain(results.databases.iter().filter_map(|d| match d.database {
+            Database::Postgres => None,
+            Database::Mariadb => Some("MariaDB is a throwaway server on the same machine, not durable either (the log flushed about once a second, no doublewrite), with its default buffer pool; its figures compare with PostgreSQL's as two untuned servers, not as tuned ones.".to_owned()),
+            Database::Sqlite => Some("SQLite runs in-process (WAL, synchronous=OFF): no network, no protocol, no server process — as H2 in the JVM study, its figures do not transfer to a networked database. sqlx runs each SQLite connection on its own thread; diesel calls SQLite on the caller's.".to_owned()),
+        }))
+        .collect(),
         skipped: results.skipped.clone(),
     };
     let mut environment = minijinja::Environment::new();

@@ -7,13 +7,14 @@ use crate::batch::BatchTimes;
 use crate::bulk::{Library, Strategy};
 use crate::crud::{Measured, Op};
 use crate::measure::Access;
+use crate::targets::Database;
 use crate::tasks::{Outcome, Variant};
 use loadgen::results::{Environment, LatencySummary};
 
 /// Identifies the document.
 pub const SCHEMA: &str = "bookstore-bench/dbbench";
-/// Its layout's version.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Its layout's version: 2 added the database of bulk and batch cells (MariaDB, SQLite).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -27,6 +28,8 @@ pub struct DbBenchResults {
     pub run: RunInfo,
     /// The machine, build and PostgreSQL server.
     pub environment: Environment,
+    /// Each database the bulk strategies and the batch job ran on.
+    pub databases: Vec<DatabaseInfo>,
     /// What was swept.
     pub settings: Settings,
     /// The CRUD microbenchmark's cells.
@@ -39,6 +42,18 @@ pub struct DbBenchResults {
     pub tasks: Vec<TasksCell>,
     /// Parts not run, and why (a database not installed, a section not asked for).
     pub skipped: Vec<String>,
+}
+
+/// A database of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseInfo {
+    /// Which.
+    pub database: Database,
+    /// Its version.
+    pub version: String,
+    /// The settings that matter for writes (durability above all), by name.
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// When and how a run went.
@@ -95,8 +110,10 @@ pub struct Settings {
     pub small_runtime_workers: usize,
     /// Connections of the diesel pool the database variants query through.
     pub task_query_pool: u32,
-    /// `throwaway`, `container` or `existing`.
+    /// `throwaway`, `container` or `existing`: where PostgreSQL came from.
     pub database: String,
+    /// The databases asked for the bulk strategies and the batch job (`--databases`).
+    pub databases: Vec<Database>,
 }
 
 /// One CRUD cell.
@@ -161,6 +178,8 @@ impl CrudCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BulkCell {
+    /// The database.
+    pub database: Database,
     /// The library.
     pub library: Library,
     /// The strategy.
@@ -183,6 +202,8 @@ pub struct BulkCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCell {
+    /// The database.
+    pub database: Database,
     /// How the database was reached.
     pub access: Access,
     /// Source rows.
@@ -208,6 +229,7 @@ pub struct BatchCell {
 impl BatchCell {
     /// The cell of a run.
     pub fn new(
+        database: Database,
         access: Access,
         rows: usize,
         parallelism: usize,
@@ -217,6 +239,7 @@ impl BatchCell {
     ) -> Self {
         let total = (times.seed + times.job).as_secs_f64();
         Self {
+            database,
             access,
             rows,
             parallelism,
@@ -326,9 +349,15 @@ mod documentation {
                 wall_seconds: 0.0,
             },
             environment,
+            databases: vec![DatabaseInfo {
+                database: Database::Sqlite,
+                version: String::new(),
+                settings: [("synchronous".to_owned(), "OFF".to_owned())].into(),
+            }],
             settings: crate::run::settings(true),
             crud: vec![CrudCell::new(Op::Join, Access::SqlxTasks, 1, 1, true, &measured)],
             bulk: vec![BulkCell {
+                database: Database::Mariadb,
                 library: Library::Sqlx,
                 strategy: Strategy::CopyText,
                 rows: 1,
@@ -338,7 +367,15 @@ mod documentation {
                 verified: true,
                 failure: None,
             }],
-            batch: vec![BatchCell::new(Access::DieselThreads, 1, 1, 1, times, Err("x".into()))],
+            batch: vec![BatchCell::new(
+                Database::Postgres,
+                Access::DieselThreads,
+                1,
+                1,
+                1,
+                times,
+                Err("x".into()),
+            )],
             tasks: vec![TasksCell::new(Variant::TokioTasks, 1, 1, outcome)],
             skipped: vec![],
         };
@@ -347,12 +384,23 @@ mod documentation {
         let documentation = include_str!("../DBBENCH.md");
         let undocumented: Vec<&String> = found
             .iter()
-            .filter(|key| *key != "fsync") // a server setting's name, listed by the suite's doc
+            // Server settings' names, listed by the suite's doc and the databases' modules.
+            .filter(|key| *key != "fsync" && *key != "synchronous")
             .filter(|key| !documentation.contains(&format!("`{key}`")))
             .collect();
         assert!(undocumented.is_empty(), "fields missing from DBBENCH.md: {undocumented:?}");
         // The enums' values too.
-        for value in ["join", "sqlx_tasks", "copy_text", "diesel_threads", "tokio_tasks"] {
+        for value in [
+            "join",
+            "sqlx_tasks",
+            "copy_text",
+            "json_rows",
+            "diesel_threads",
+            "tokio_tasks",
+            "postgres",
+            "mariadb",
+            "sqlite",
+        ] {
             assert!(documentation.contains(&format!("`{value}`")), "{value}");
         }
     }

@@ -9,10 +9,11 @@ use bookstore_fixture::{ClusterOptions, DbServer, Provider};
 use serde::{Deserialize, Serialize};
 use sqlx::{Connection, Executor};
 
-use crate::bulk::{self, Library, Strategy};
+use crate::bulk::{Library, Strategy};
 use crate::crud::{self, Op, Pools, Population, Timing};
 use crate::measure::Access;
 use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, RunInfo, Settings, TasksCell};
+use crate::targets::{self, Database, Target};
 use crate::tasks::{self, Variant};
 use crate::{batch, data, schema};
 
@@ -69,6 +70,7 @@ pub fn settings(quick: bool) -> Settings {
             small_runtime_workers: 2,
             task_query_pool: 30,
             database: String::new(),
+            databases: Database::ALL.to_vec(),
         }
     } else {
         Settings {
@@ -88,6 +90,7 @@ pub fn settings(quick: bool) -> Settings {
             small_runtime_workers: 2,
             task_query_pool: 30,
             database: String::new(),
+            databases: Database::ALL.to_vec(),
         }
     }
 }
@@ -111,6 +114,8 @@ struct Run<'a> {
     results: DbBenchResults,
     runtime: Arc<tokio::runtime::Runtime>,
     url: String,
+    /// The databases of the bulk strategies and the batch job.
+    targets: Vec<Box<dyn Target>>,
     started: Instant,
 }
 
@@ -147,6 +152,9 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     })?;
     let mut settings = options.settings.clone();
     settings.database = kind.to_owned();
+    let mut skipped = Vec::new();
+    let targets = open_targets(&settings.databases, options, &runtime, &url, &mut skipped);
+    let databases = targets.iter().map(|t| t.describe()).collect::<anyhow::Result<Vec<_>>>()?;
     let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("dbbench").to_owned();
     let results = DbBenchResults {
         schema: crate::results::SCHEMA.to_owned(),
@@ -165,16 +173,15 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             wall_seconds: 0.0,
         },
         environment: loadgen::environment::capture(&options.workspace, postgres),
+        databases,
         settings,
         crud: Vec::new(),
         bulk: Vec::new(),
         batch: Vec::new(),
         tasks: Vec::new(),
-        skipped: vec![
-            "MariaDB and SQLite: not part of this version of dbbench, which measures PostgreSQL only".into(),
-        ],
+        skipped,
     };
-    let mut run = Run { options, results, runtime: Arc::clone(&runtime), url, started };
+    let mut run = Run { options, results, runtime: Arc::clone(&runtime), url, targets, started };
     for section in [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud] {
         if !options.sections.contains(&section) {
             run.results.skipped.push(format!("{section:?}: not asked for (--sections)"));
@@ -196,6 +203,39 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     run.results.run.status = "complete".into();
     run.finish()?;
     Ok(run.results)
+}
+
+/// The databases asked for (`databases`) that the bulk and batch sections will run on, when
+/// either runs: PostgreSQL's run database, and each optional one that is built in and
+/// starts; those that do not are said in `skipped` (and on stderr).
+fn open_targets(
+    databases: &[Database],
+    options: &Options,
+    runtime: &Arc<tokio::runtime::Runtime>,
+    url: &str,
+    skipped: &mut Vec<String>,
+) -> Vec<Box<dyn Target>> {
+    let mut targets: Vec<Box<dyn Target>> = Vec::new();
+    if !options.sections.iter().any(|s| matches!(s, Section::Bulk | Section::Batch)) {
+        return targets;
+    }
+    for &database in databases {
+        let opened = match database {
+            Database::Postgres => {
+                Ok(Box::new(targets::postgres::Postgres::new(Arc::clone(runtime), url.to_owned()))
+                    as Box<dyn Target>)
+            }
+            other => targets::open_optional(other, runtime),
+        };
+        match opened {
+            Ok(target) => targets.push(target),
+            Err(why) => {
+                eprintln!("dbbench: bulk and batch without {}: {why}", database.label());
+                skipped.push(why);
+            }
+        }
+    }
+    targets
 }
 
 /// The run's database, dropped however the run ends (an error, a panic): on an existing
@@ -301,109 +341,72 @@ impl Run<'_> {
 
     fn bulk(&mut self) -> anyhow::Result<()> {
         let mut round = 0;
-        for rows in self.results.settings.bulk_rows.clone() {
-            let items = data::items(rows);
-            for strategy in Strategy::ALL {
-                for library in rotated(&Library::ALL, round) {
-                    let cell = self.bulk_cell(library, strategy, &items)?;
-                    eprintln!(
-                        "dbbench: bulk {} {} {rows} rows: {:.0} rows/s{}",
-                        library.name(),
-                        strategy.name(),
-                        cell.rows_per_second,
-                        cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
-                    );
-                    self.results.bulk.push(cell);
-                    self.save()?;
-                }
-                round += 1;
-            }
-        }
-        Ok(())
-    }
-
-    fn bulk_cell(
-        &self,
-        library: Library,
-        strategy: Strategy,
-        items: &[data::Item],
-    ) -> anyhow::Result<BulkCell> {
-        self.sql("TRUNCATE items")?;
-        let url = self.url.clone();
-        let (elapsed, outcome) = match library {
-            Library::Sqlx => self.runtime.block_on(async {
-                let mut conn = sqlx::PgConnection::connect(&url).await?;
-                let started = Instant::now();
-                let outcome =
-                    bulk::insert_sqlx(&mut conn, strategy, items).await.map_err(|e| e.to_string());
-                let elapsed = started.elapsed();
-                conn.close().await?;
-                anyhow::Ok((elapsed, outcome))
-            })?,
-            Library::Diesel => {
-                use diesel::Connection as _;
-                let mut conn = diesel::PgConnection::establish(&url)?;
-                let started = Instant::now();
-                let outcome =
-                    bulk::insert_diesel(&mut conn, strategy, items).map_err(|e| e.to_string());
-                (started.elapsed(), outcome)
-            }
-        };
-        let failure = match outcome {
-            Ok(()) => self.verify_items(items)?.err(),
-            Err(error) => Some(error),
-        };
-        let seconds = elapsed.as_secs_f64();
-        Ok(BulkCell {
-            library,
-            strategy,
-            rows: items.len(),
-            statements: strategy.statements(items.len()),
-            seconds,
-            rows_per_second: items.len() as f64 / seconds,
-            verified: failure.is_none(),
-            failure,
-        })
-    }
-
-    /// The table holds exactly `items`.
-    fn verify_items(&self, items: &[data::Item]) -> anyhow::Result<Result<(), String>> {
-        let found = self.runtime.block_on(async {
-            let mut conn = sqlx::PgConnection::connect(&self.url).await?;
-            let rows = read_items(&mut conn).await?;
-            conn.close().await?;
-            anyhow::Ok(rows)
-        })?;
-        Ok(compare_items(&found, items))
-    }
-
-    fn batch(&mut self) -> anyhow::Result<()> {
-        let s = self.results.settings.clone();
-        let mut round = 0;
-        for &pool in &s.pool_sizes {
-            let pools = self.pools(pool)?;
-            for &rows in &s.batch_rows {
-                for &parallelism in &s.batch_parallelism {
-                    for access in rotated(&Access::ALL, round) {
-                        let (times, verdict) = batch::run(access, &pools, rows, parallelism)?;
-                        let cell = BatchCell::new(access, rows, parallelism, pool, times, verdict);
+        for target in &self.targets {
+            let database = target.database();
+            for rows in self.results.settings.bulk_rows.clone() {
+                let items = data::items(rows);
+                for strategy in database.strategies() {
+                    for library in rotated(&Library::ALL, round) {
+                        let cell = bulk_cell(target.as_ref(), library, strategy, &items)?;
                         eprintln!(
-                            "dbbench: batch {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
-                            access.name(),
-                            cell.total_seconds,
+                            "dbbench: bulk {} {} {} {rows} rows: {:.0} rows/s{}",
+                            database.name(),
+                            library.name(),
+                            strategy.name(),
                             cell.rows_per_second,
-                            cell.failure
-                                .as_ref()
-                                .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
+                            cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
                         );
-                        self.results.batch.push(cell);
+                        self.results.bulk.push(cell);
                         self.save()?;
                     }
                     round += 1;
                 }
             }
         }
-        batch::reset(&self.pools(1)?)
+        Ok(())
+    }
+
+    fn batch(&mut self) -> anyhow::Result<()> {
+        let s = self.results.settings.clone();
+        let mut round = 0;
+        for target in &self.targets {
+            let database = target.database();
+            for &pool in &s.pool_sizes {
+                let pools = target.batch_pools(pool)?;
+                for &rows in &s.batch_rows {
+                    for &parallelism in &s.batch_parallelism {
+                        for access in rotated(&Access::ALL, round) {
+                            let (times, verdict) =
+                                batch::run(pools.as_ref(), access, rows, parallelism)?;
+                            let cell = BatchCell::new(
+                                database,
+                                access,
+                                rows,
+                                parallelism,
+                                pool,
+                                times,
+                                verdict,
+                            );
+                            eprintln!(
+                                "dbbench: batch {} {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
+                                database.name(),
+                                access.name(),
+                                cell.total_seconds,
+                                cell.rows_per_second,
+                                cell.failure
+                                    .as_ref()
+                                    .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
+                            );
+                            self.results.batch.push(cell);
+                            self.save()?;
+                        }
+                        round += 1;
+                    }
+                }
+            }
+            target.batch_pools(1)?.reset()?;
+        }
+        Ok(())
     }
 
     fn tasks(&mut self) -> anyhow::Result<()> {
@@ -440,22 +443,32 @@ impl Run<'_> {
     }
 }
 
-/// Every row of `items`, by key.
-pub async fn read_items(conn: &mut sqlx::PgConnection) -> Result<Vec<data::Item>, sqlx::Error> {
-    let rows: Vec<(i64, String, String, i32, i32)> =
-        sqlx::query_as("SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id")
-            .fetch_all(conn)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, sku, name, price_cents, quantity)| data::Item {
-            id,
-            sku,
-            name,
-            price_cents,
-            quantity,
-        })
-        .collect())
+/// Inserts `items` into `target`'s emptied table with `library` by `strategy`, then reads
+/// them back and compares.
+pub fn bulk_cell(
+    target: &dyn Target,
+    library: Library,
+    strategy: Strategy,
+    items: &[data::Item],
+) -> anyhow::Result<BulkCell> {
+    target.clear_items()?;
+    let (elapsed, outcome) = target.insert_items(library, strategy, items)?;
+    let failure = match outcome {
+        Ok(()) => compare_items(&target.read_items()?, items).err(),
+        Err(error) => Some(error),
+    };
+    let seconds = elapsed.as_secs_f64();
+    Ok(BulkCell {
+        database: target.database(),
+        library,
+        strategy,
+        rows: items.len(),
+        statements: strategy.statements(items.len(), target.database()),
+        seconds,
+        rows_per_second: items.len() as f64 / seconds,
+        verified: failure.is_none(),
+        failure,
+    })
 }
 
 /// `Ok` when `found` is exactly `expected`; else the first difference.

@@ -1,14 +1,19 @@
-//! dbbench against a real PostgreSQL: every bulk strategy stores exactly the rows sent, no
-//! row value reaches the SQL text, the 65,535-parameter limit at its boundary, the batch
-//! job's output and its check, the CRUD operations, and a whole tiny run with its page.
+//! dbbench against real databases: on PostgreSQL (and MariaDB and SQLite when built with
+//! their features) every bulk strategy stores exactly the rows sent and the batch job's
+//! output is exact; no row value reaches the SQL text; each parameter limit at its
+//! boundary; the batch job's check; the CRUD operations; a whole tiny run with its page.
+
+mod others;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bookstore_dbbench::bulk::{self, ITEM_COLUMNS, Library, Strategy, rows_per_statement};
+use bookstore_dbbench::bulk::{Library, Strategy};
 use bookstore_dbbench::crud::{self, Op, Pools, Population, Timing};
 use bookstore_dbbench::measure::Access;
+use bookstore_dbbench::targets::postgres::{self, Postgres};
+use bookstore_dbbench::targets::{Database, Target};
 use bookstore_dbbench::{batch, data, run, schema};
 use bookstore_fixture::{ClusterOptions, DbServer, PgCluster};
 use diesel::Connection as _;
@@ -38,14 +43,14 @@ async fn insert(
     conn.execute("TRUNCATE items").await.unwrap();
     match library {
         Library::Sqlx => {
-            bulk::insert_sqlx(&mut conn, strategy, items).await.map_err(|e| e.to_string())
+            postgres::insert_sqlx(&mut conn, strategy, items).await.map_err(|e| e.to_string())
         }
         Library::Diesel => {
             let url = url.to_owned();
             let items = items.to_vec();
             tokio::task::spawn_blocking(move || {
                 let mut conn = diesel::PgConnection::establish(&url).unwrap();
-                bulk::insert_diesel(&mut conn, strategy, &items).map_err(|e| e.to_string())
+                postgres::insert_diesel(&mut conn, strategy, &items).map_err(|e| e.to_string())
             })
             .await
             .unwrap()
@@ -53,20 +58,54 @@ async fn insert(
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_strategy_of_both_libraries_stores_exactly_the_rows_sent() {
-    let url = database().await;
+/// Every row of `items`, by key.
+async fn read_items(conn: &mut PgConnection) -> Vec<data::Item> {
+    let rows: Vec<(i64, String, String, i32, i32)> =
+        sqlx::query_as("SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id")
+            .fetch_all(conn)
+            .await
+            .unwrap();
+    rows.into_iter()
+        .map(|(id, sku, name, price_cents, quantity)| data::Item {
+            id,
+            sku,
+            name,
+            price_cents,
+            quantity,
+        })
+        .collect()
+}
+
+/// The run's PostgreSQL target on a fresh database, and every optional database built in.
+fn every_target(runtime: &Arc<tokio::runtime::Runtime>) -> Vec<Box<dyn Target>> {
+    let url = runtime.block_on(database());
+    let mut targets: Vec<Box<dyn Target>> = vec![Box::new(Postgres::new(Arc::clone(runtime), url))];
+    targets.extend(others::optional_targets(runtime));
+    targets
+}
+
+#[test]
+fn every_strategy_of_both_libraries_stores_exactly_the_rows_sent_on_every_database() {
+    let runtime = Arc::new(bookstore_dbbench::measure::runtime());
     // Quotes, backslashes, tabs, newlines, carriage returns, an injection attempt, non-ASCII.
     let items = data::items(2_500);
-    for library in Library::ALL {
+    let targets = every_target(&runtime);
+    assert_eq!(targets.len(), 1 + others::OPTIONAL_BUILT_IN, "a database built in did not open");
+    for target in &targets {
+        let database = target.database().name();
         for strategy in Strategy::ALL {
-            insert(&url, library, strategy, &items)
-                .await
-                .unwrap_or_else(|e| panic!("{} {}: {e}", library.name(), strategy.name()));
-            let mut conn = PgConnection::connect(&url).await.unwrap();
-            let found = run::read_items(&mut conn).await.unwrap();
-            run::compare_items(&found, &items)
-                .unwrap_or_else(|e| panic!("{} {}: {e}", library.name(), strategy.name()));
+            for library in Library::ALL {
+                let what = format!("{database} {} {}", library.name(), strategy.name());
+                if target.database().supports(strategy).is_err() {
+                    // Refused, not silently done some other way.
+                    let (_, outcome) = target.insert_items(library, strategy, &items).unwrap();
+                    assert!(outcome.is_err(), "{what} ran");
+                    continue;
+                }
+                let cell = run::bulk_cell(target.as_ref(), library, strategy, &items).unwrap();
+                assert!(cell.verified, "{what}: {:?}", cell.failure);
+                assert_eq!(target.read_items().unwrap().len(), items.len(), "{what}");
+            }
         }
     }
 }
@@ -114,7 +153,7 @@ async fn no_row_value_ever_appears_in_the_sql_text() {
     let items = data::items(300);
     let log = statement_log(|url| async move {
         for library in Library::ALL {
-            for strategy in Strategy::ALL {
+            for strategy in Database::Postgres.strategies() {
                 insert(&url, library, strategy, &items).await.unwrap();
             }
         }
@@ -124,7 +163,7 @@ async fn no_row_value_ever_appears_in_the_sql_text() {
             let pools =
                 Pools::open(Arc::new(bookstore_dbbench::measure::runtime()), &url2, 3).unwrap();
             for access in Access::ALL {
-                let (_, verdict) = batch::run(access, &pools, 250, 2).unwrap();
+                let (_, verdict) = batch::run(&pools, access, 250, 2).unwrap();
                 verdict.unwrap();
             }
         })
@@ -167,15 +206,15 @@ async fn item_inserts(conn: &mut PgConnection) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_values_chunks_meet_the_parameter_limit_at_its_boundary() {
     let url = database().await;
-    let limit = rows_per_statement(ITEM_COLUMNS);
+    let limit = Database::Postgres.rows_per_statement();
     let items = data::items(limit + 1);
     let mut conn = PgConnection::connect(&url).await.unwrap();
     conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").await.unwrap();
 
     // One statement of exactly 65,535 parameters runs; one more row, and sqlx refuses.
-    bulk::values_statement(&items[..limit]).build().execute(&mut conn).await.unwrap();
+    postgres::values_statement(&items[..limit]).build().execute(&mut conn).await.unwrap();
     conn.execute("TRUNCATE items").await.unwrap();
-    let error = bulk::values_statement(&items).build().execute(&mut conn).await.unwrap_err();
+    let error = postgres::values_statement(&items).build().execute(&mut conn).await.unwrap_err();
     assert!(error.to_string().contains("too many arguments for query: 65540"), "{error}");
     // diesel does not split a multi-row insert for you either.
     let (url2, over) = (url.clone(), items.clone());
@@ -193,7 +232,7 @@ async fn the_values_chunks_meet_the_parameter_limit_at_its_boundary() {
         sqlx::query("SELECT pg_stat_statements_reset()").execute(&mut conn).await.unwrap();
         insert(&url, library, Strategy::MultiValues, &items).await.unwrap();
         assert_eq!(item_inserts(&mut conn).await, 2, "{}", library.name());
-        let found = run::read_items(&mut conn).await.unwrap();
+        let found = read_items(&mut conn).await;
         run::compare_items(&found, &items).unwrap();
         // And exactly at the limit, one.
         sqlx::query("SELECT pg_stat_statements_reset()").execute(&mut conn).await.unwrap();
@@ -203,17 +242,32 @@ async fn the_values_chunks_meet_the_parameter_limit_at_its_boundary() {
 }
 
 #[test]
-fn the_batch_job_is_exact_in_every_style_and_its_check_catches_a_wrong_row() {
+fn the_batch_job_is_exact_in_every_style_on_every_database() {
+    let runtime = Arc::new(bookstore_dbbench::measure::runtime());
+    let targets = every_target(&runtime);
+    assert_eq!(targets.len(), 1 + others::OPTIONAL_BUILT_IN, "a database built in did not open");
+    for target in &targets {
+        let pools = target.batch_pools(4).unwrap();
+        for access in Access::ALL {
+            for parallelism in [1, 3] {
+                let what =
+                    format!("{} {} × {parallelism}", target.database().name(), access.name());
+                let (times, verdict) = batch::run(pools.as_ref(), access, 2_345, parallelism)
+                    .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                verdict.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(times.seed > Duration::ZERO && times.job > Duration::ZERO);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_batch_jobs_check_catches_a_changed_or_missing_row() {
     let runtime = Arc::new(bookstore_dbbench::measure::runtime());
     let url = runtime.block_on(database());
     let pools = Pools::open(Arc::clone(&runtime), &url, 4).unwrap();
-    for access in Access::ALL {
-        for parallelism in [1, 3] {
-            let (times, verdict) = batch::run(access, &pools, 2_345, parallelism).unwrap();
-            verdict.unwrap_or_else(|e| panic!("{} × {parallelism}: {e}", access.name()));
-            assert!(times.seed > Duration::ZERO && times.job > Duration::ZERO);
-        }
-    }
+    let (_, verdict) = batch::run(&pools, Access::SqlxTasks, 2_345, 2).unwrap();
+    verdict.unwrap();
     runtime.block_on(async {
         let mut conn = PgConnection::connect(&url).await.unwrap();
         conn.execute("UPDATE batch_results SET amount_with_tax_cents = amount_with_tax_cents + 1 WHERE source_id = 77")
@@ -296,12 +350,21 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     };
     let results = run::run(&options).unwrap();
     assert_eq!(results.run.status, "complete");
-    // 6 operation variants (the join twice) × 3 styles; 6 strategies × 2 libraries; 3
-    // styles; 7 task variants.
+    // 6 operation variants (the join twice) × 3 styles; 6 strategies × 2 libraries on
+    // PostgreSQL, 4 × 2 on the others; 3 styles per database; 7 task variants.
+    let databases = 1 + others::OPTIONAL_BUILT_IN;
     assert_eq!(results.crud.len(), 18);
-    assert_eq!(results.bulk.len(), 12);
-    assert_eq!(results.batch.len(), 3);
+    assert_eq!(results.bulk.len(), 12 + 8 * others::OPTIONAL_BUILT_IN);
+    assert_eq!(results.batch.len(), 3 * databases);
     assert_eq!(results.tasks.len(), 7);
+    assert_eq!(results.databases.len(), databases);
+    // A database not built in is said, with how to build it in.
+    assert_eq!(
+        results.skipped.iter().filter(|s| s.contains("not built in (cargo feature")).count(),
+        2 - others::OPTIONAL_BUILT_IN,
+        "{:?}",
+        results.skipped
+    );
     assert!(results.crud.iter().all(|c| c.errors == 0 && c.ops > 0));
     assert!(results.bulk.iter().all(|c| c.verified) && results.batch.iter().all(|c| c.verified));
     let written = bookstore_dbbench::results::DbBenchResults::read(&output).unwrap();
@@ -315,6 +378,10 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     let page = bookstore_dbbench::report::render(&written).unwrap();
     for expected in ["CRUD microbenchmark", "copy binary", "Batch job", "os thread pool", "quick"] {
         assert!(page.contains(expected), "{expected} not on the page");
+    }
+    for database in results.databases.iter().map(|d| d.database.label()) {
+        let expected = format!("{database}: rows per second by strategy");
+        assert!(page.contains(&expected), "{expected} not on the page");
     }
     assert!(!page.contains("http://") && !page.contains("https://"), "nothing fetched");
     let _ = std::fs::remove_dir_all(dir);

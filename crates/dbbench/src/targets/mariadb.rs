@@ -1,0 +1,190 @@
+//! MariaDB, the JVM batch study's other database (it ran MySQL): a throwaway server
+//! ([`MariaDbServer`]: temp dir, free port, not durable like the PostgreSQL clusters), InnoDB
+//! tables in four-byte UTF-8. No arrays and no COPY a library can stream: one statement for
+//! all rows is a bound JSON document expanded by `JSON_TABLE`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bookstore_fixture::mariadb::{MariaDbServer, SETTINGS};
+use diesel::RunQueryDsl;
+use diesel::r2d2::{ConnectionManager, Pool};
+use sqlx::Connection;
+
+use super::{Database, json_rows};
+use crate::batch::SourceByName;
+use crate::bulk::Strategy;
+use crate::data::Item;
+use crate::measure;
+use crate::results::DatabaseInfo;
+
+type SqlxDb = sqlx::MySql;
+type SqlxConnection = sqlx::MySqlConnection;
+type DieselConnection = diesel::MysqlConnection;
+
+const DATABASE: Database = Database::Mariadb;
+/// The run's database.
+const NAME: &str = "dbbench";
+/// The tables of `sql/dbbench.sql` that the bulk strategies and the batch job use.
+const SCHEMA: [&str; 3] = [
+    "CREATE TABLE items (
+        id          BIGINT PRIMARY KEY,
+        sku         TEXT   NOT NULL,
+        name        TEXT   NOT NULL,
+        price_cents INT    NOT NULL,
+        quantity    INT    NOT NULL
+    ) ENGINE = InnoDB",
+    "CREATE TABLE batch_source (
+        id           BIGINT PRIMARY KEY,
+        payload      TEXT   NOT NULL,
+        amount_cents BIGINT NOT NULL
+    ) ENGINE = InnoDB",
+    "CREATE TABLE batch_results (
+        source_id             BIGINT PRIMARY KEY,
+        label                 TEXT   NOT NULL,
+        amount_with_tax_cents BIGINT NOT NULL
+    ) ENGINE = InnoDB",
+];
+const INSERT_ONE: &str =
+    "INSERT INTO items (id, sku, name, price_cents, quantity) VALUES (?, ?, ?, ?, ?)";
+const INSERT_JSON_ROWS: &str = "INSERT INTO items (id, sku, name, price_cents, quantity)
+     SELECT id, sku, name, price_cents, quantity FROM JSON_TABLE(?, '$[*]' COLUMNS (
+         id          BIGINT                    PATH '$[0]',
+         sku         TEXT CHARACTER SET utf8mb4 PATH '$[1]',
+         name        TEXT CHARACTER SET utf8mb4 PATH '$[2]',
+         price_cents INT                       PATH '$[3]',
+         quantity    INT                       PATH '$[4]')) AS sent";
+const READ_PARTITION: &str =
+    "SELECT id, payload, amount_cents FROM batch_source WHERE id % ? = ? ORDER BY id";
+const CLEAR_ITEMS: &str = "TRUNCATE items";
+const CLEAR_BATCH: &[&str] = &["TRUNCATE batch_source", "TRUNCATE batch_results"];
+const BEGIN_WRITE: &str = "BEGIN";
+
+fn diesel_read_partition(
+    conn: &mut DieselConnection,
+    parts: i64,
+    part: i64,
+) -> diesel::QueryResult<Vec<SourceByName>> {
+    use diesel::sql_types::BigInt;
+    diesel::sql_query(READ_PARTITION).bind::<BigInt, _>(parts).bind::<BigInt, _>(part).load(conn)
+}
+
+fn diesel_write_transaction<T>(
+    conn: &mut DieselConnection,
+    work: impl FnOnce(&mut DieselConnection) -> diesel::QueryResult<T>,
+) -> diesel::QueryResult<T> {
+    diesel::Connection::transaction(conn, work)
+}
+
+super::sql_target!(Mariadb);
+
+/// Inserts `rows` with sqlx by `strategy`.
+pub async fn insert_sqlx(
+    conn: &mut SqlxConnection,
+    strategy: Strategy,
+    rows: &[Item],
+) -> Result<(), sqlx::Error> {
+    match strategy {
+        Strategy::JsonRows => {
+            sqlx::query(INSERT_JSON_ROWS).bind(json_rows(rows)).execute(&mut *conn).await?;
+            Ok(())
+        }
+        _ => insert_common_sqlx(conn, strategy, rows).await,
+    }
+}
+
+/// Inserts `rows` with diesel by `strategy`.
+pub fn insert_diesel(
+    conn: &mut DieselConnection,
+    strategy: Strategy,
+    rows: &[Item],
+) -> diesel::QueryResult<()> {
+    match strategy {
+        Strategy::JsonRows => {
+            diesel::sql_query(INSERT_JSON_ROWS)
+                .bind::<diesel::sql_types::Text, _>(json_rows(rows))
+                .execute(conn)?;
+            Ok(())
+        }
+        _ => insert_common_diesel(conn, strategy, rows),
+    }
+}
+
+/// Both libraries' pools of one size.
+pub struct Pools {
+    runtime: Arc<tokio::runtime::Runtime>,
+    sqlx: sqlx::MySqlPool,
+    diesel: Pool<ConnectionManager<DieselConnection>>,
+}
+
+/// The run's MariaDB database, on a throwaway server stopped (and deleted) with it.
+pub struct Mariadb {
+    runtime: Arc<tokio::runtime::Runtime>,
+    url: String,
+    server: MariaDbServer,
+}
+
+impl Mariadb {
+    /// Starts a server and creates the database and its tables.
+    pub fn start(runtime: Arc<tokio::runtime::Runtime>) -> anyhow::Result<Self> {
+        Self::start_with(runtime, &[])
+    }
+
+    /// [`Mariadb::start`], the server with further settings ([`MariaDbServer::start_with`]).
+    pub fn start_with(
+        runtime: Arc<tokio::runtime::Runtime>,
+        settings: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
+        let server = runtime.block_on(MariaDbServer::start_with(settings))?;
+        let url = server.url(NAME);
+        runtime.block_on(async {
+            let mut conn = SqlxConnection::connect(&server.url("")).await?;
+            let create = "CREATE DATABASE dbbench CHARACTER SET utf8mb4 COLLATE utf8mb4_bin";
+            sqlx::Executor::execute(&mut conn, create).await?;
+            conn.close().await?;
+            let mut conn = SqlxConnection::connect(&url).await?;
+            for statement in SCHEMA {
+                sqlx::Executor::execute(&mut conn, statement).await?;
+            }
+            conn.close().await?;
+            anyhow::Ok(())
+        })?;
+        Ok(Self { runtime, url, server })
+    }
+
+    /// The server.
+    pub fn server(&self) -> &MariaDbServer {
+        &self.server
+    }
+
+    /// A new sqlx connection to the run's database.
+    pub async fn sqlx_connect(&self) -> Result<SqlxConnection, sqlx::Error> {
+        SqlxConnection::connect(&self.url).await
+    }
+
+    /// A new diesel connection to the run's database.
+    pub fn diesel_connect(&self) -> diesel::ConnectionResult<DieselConnection> {
+        <DieselConnection as diesel::Connection>::establish(&self.url)
+    }
+
+    fn open_pools(&self, size: u32) -> anyhow::Result<Pools> {
+        let options = self.url.parse()?;
+        let sqlx = self.runtime.block_on(measure::sqlx_pool_with::<SqlxDb>(options, size))?;
+        let diesel = measure::diesel_pool_with(ConnectionManager::new(&self.url), size, None)
+            .map_err(anyhow::Error::msg)?;
+        Ok(Pools { runtime: Arc::clone(&self.runtime), sqlx, diesel })
+    }
+
+    fn info(&self) -> anyhow::Result<DatabaseInfo> {
+        let version: String = self.runtime.block_on(async {
+            let mut conn = self.sqlx_connect().await?;
+            let version = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut conn).await?;
+            conn.close().await?;
+            anyhow::Ok(version)
+        })?;
+        let mut settings: BTreeMap<String, String> =
+            SETTINGS.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
+        settings.insert("location".into(), "a throwaway server (temp dir, loopback)".into());
+        Ok(DatabaseInfo { database: DATABASE, version: format!("MariaDB {version}"), settings })
+    }
+}

@@ -1,0 +1,544 @@
+//! The databases the bulk strategies and the batch job run on: PostgreSQL always; MariaDB
+//! and SQLite when built with the features of the same names (and, for MariaDB, with its
+//! server installed: a throwaway one is started). Each is a [`Target`].
+//!
+//! What the three share — row-by-row and multi-row inserts, the batch job's workers, the
+//! batch pools — is written once, in [`sql_target!`], and expanded in each database's
+//! module with that module's types and SQL; what differs (connections, schema, COPY,
+//! arrays, JSON documents, how a writing transaction begins) is in the module.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::batch::BatchPools;
+use crate::bulk::{ITEM_COLUMNS, Library, Strategy};
+use crate::data::Item;
+use crate::results::DatabaseInfo;
+
+pub mod postgres;
+
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+/// A database the bulk strategies and the batch job run on.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Database {
+    /// PostgreSQL (always).
+    Postgres,
+    /// MariaDB, a throwaway server (feature `mariadb`).
+    Mariadb,
+    /// SQLite, a file in a temporary directory (feature `sqlite`).
+    Sqlite,
+}
+
+impl Database {
+    /// All three, in the order they run.
+    pub const ALL: [Database; 3] = [Database::Postgres, Database::Mariadb, Database::Sqlite];
+
+    /// Its name in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Database::Postgres => "postgres",
+            Database::Mariadb => "mariadb",
+            Database::Sqlite => "sqlite",
+        }
+    }
+
+    /// Its name on the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            Database::Postgres => "PostgreSQL",
+            Database::Mariadb => "MariaDB",
+            Database::Sqlite => "SQLite",
+        }
+    }
+
+    /// The most bind parameters one statement may have: PostgreSQL's and MariaDB's
+    /// protocols count them in 16 bits; SQLite's default `SQLITE_MAX_VARIABLE_NUMBER` (the
+    /// bundled build keeps it).
+    pub fn max_bind_params(self) -> usize {
+        match self {
+            Database::Postgres | Database::Mariadb => 65_535,
+            Database::Sqlite => 32_766,
+        }
+    }
+
+    /// Rows per multi-row `VALUES` statement of `items`: as many as fit under
+    /// [`Database::max_bind_params`].
+    pub fn rows_per_statement(self) -> usize {
+        self.max_bind_params() / ITEM_COLUMNS
+    }
+
+    /// Whether `strategy` exists here; if not, why.
+    pub fn supports(self, strategy: Strategy) -> Result<(), &'static str> {
+        match (self, strategy) {
+            (_, Strategy::RowAutocommit | Strategy::RowTransaction | Strategy::MultiValues) => {
+                Ok(())
+            }
+            (Database::Postgres, Strategy::Unnest | Strategy::CopyText | Strategy::CopyBinary) => {
+                Ok(())
+            }
+            (Database::Mariadb | Database::Sqlite, Strategy::JsonRows) => Ok(()),
+            (Database::Postgres, Strategy::JsonRows) => {
+                Err("arrays do it without JSON here (unnest)")
+            }
+            (Database::Mariadb | Database::Sqlite, Strategy::Unnest) => {
+                Err("no array parameters (json_rows is the analog)")
+            }
+            (Database::Mariadb, Strategy::CopyText | Strategy::CopyBinary) => {
+                Err("no COPY; LOAD DATA LOCAL INFILE is supported by neither library")
+            }
+            (Database::Sqlite, Strategy::CopyText | Strategy::CopyBinary) => Err("no COPY"),
+        }
+    }
+
+    /// The strategies it supports, slowest first.
+    pub fn strategies(self) -> Vec<Strategy> {
+        Strategy::ALL.into_iter().filter(|s| self.supports(*s).is_ok()).collect()
+    }
+}
+
+/// A database with the benchmark's tables, ready for the bulk strategies and the batch job.
+pub trait Target {
+    /// Which one.
+    fn database(&self) -> Database;
+    /// Its version and settings, for the results.
+    fn describe(&self) -> anyhow::Result<DatabaseInfo>;
+    /// Empties `items` (not timed).
+    fn clear_items(&self) -> anyhow::Result<()>;
+    /// Inserts `rows` into `items` with `library` by `strategy`, over a new connection: the
+    /// time the insert took (not the connect), and its outcome.
+    fn insert_items(
+        &self,
+        library: Library,
+        strategy: Strategy,
+        rows: &[Item],
+    ) -> anyhow::Result<(Duration, Result<(), String>)>;
+    /// Every row of `items`, by key.
+    fn read_items(&self) -> anyhow::Result<Vec<Item>>;
+    /// Pools of `size` connections for each library, for the batch job.
+    fn batch_pools(&self, size: u32) -> anyhow::Result<Box<dyn BatchPools>>;
+}
+
+/// The optional database `database` opened for a run, or why it is skipped (its feature not
+/// built, its server not installed, it failed to start).
+pub fn open_optional(
+    database: Database,
+    runtime: &Arc<tokio::runtime::Runtime>,
+) -> Result<Box<dyn Target>, String> {
+    let _ = runtime;
+    match database {
+        Database::Postgres => Err("PostgreSQL is opened by the run".into()),
+        #[cfg(feature = "mariadb")]
+        Database::Mariadb => mariadb::Mariadb::start(Arc::clone(runtime))
+            .map(|target| Box::new(target) as Box<dyn Target>)
+            .map_err(|e| format!("MariaDB: {e:#}")),
+        #[cfg(not(feature = "mariadb"))]
+        Database::Mariadb => Err(
+            "MariaDB: not built in (cargo feature `bookstore-dbbench/mariadb`, which needs libmariadb-dev; scripts/dbbench.sh turns it on when MariaDB is installed)".into(),
+        ),
+        #[cfg(feature = "sqlite")]
+        Database::Sqlite => sqlite::Sqlite::create(Arc::clone(runtime))
+            .map(|target| Box::new(target) as Box<dyn Target>)
+            .map_err(|e| format!("SQLite: {e:#}")),
+        #[cfg(not(feature = "sqlite"))]
+        Database::Sqlite => Err(
+            "SQLite: not built in (cargo feature `bookstore-dbbench/sqlite`; scripts/dbbench.sh turns it on)".into(),
+        ),
+    }
+}
+
+/// An error of diesel's for something a function was not meant to be asked.
+pub(crate) fn diesel_unsupported(what: String) -> diesel::result::Error {
+    diesel::result::Error::QueryBuilderError(what.into())
+}
+
+/// What the three databases share, written once and expanded in each one's module, where
+/// these must be in scope:
+///
+/// - types `SqlxDb`, `SqlxConnection` and `DieselConnection`; `Pools`, with fields
+///   `runtime: Arc<Runtime>`, `sqlx: sqlx::Pool<SqlxDb>` and
+///   `diesel: r2d2::Pool<ConnectionManager<DieselConnection>>`;
+/// - `DATABASE`, and the SQL: `INSERT_ONE` (one row of `items`, five parameters),
+///   `READ_PARTITION` (`id, payload, amount_cents` of `batch_source` where `id % p1 = p2`,
+///   by id), `CLEAR_BATCH` (statements emptying both batch tables), `BEGIN_WRITE` (starts
+///   a transaction that will write);
+/// - `diesel_read_partition(conn, parts, part)` and `diesel_write_transaction(conn, f)`;
+/// - `insert_sqlx(conn, strategy, rows)` and `insert_diesel(…)` (each strategy the database
+///   has), and `CLEAR_ITEMS`;
+/// - on `$target`: `sqlx_connect()`, `diesel_connect()`, `open_pools(size)`, `info()`, and a
+///   field `runtime: Arc<Runtime>`.
+///
+/// It defines `values_statement`, `insert_common_sqlx`, `insert_common_diesel` (the
+/// strategies every database has), the batch job's two workers, `BatchPools for Pools` and
+/// `Target for $target`.
+macro_rules! sql_target {
+    ($target:ty) => {
+        /// One multi-row `INSERT … VALUES` of `chunk`, every value bound. Past the
+        /// database's parameter limit it fails.
+        pub fn values_statement(chunk: &[$crate::data::Item]) -> sqlx::QueryBuilder<SqlxDb> {
+            let mut builder =
+                sqlx::QueryBuilder::new("INSERT INTO items (id, sku, name, price_cents, quantity) ");
+            builder.push_values(chunk, |mut row, item| {
+                row.push_bind(item.id)
+                    .push_bind(item.sku.clone())
+                    .push_bind(item.name.clone())
+                    .push_bind(item.price_cents)
+                    .push_bind(item.quantity);
+            });
+            builder
+        }
+
+        /// Inserts `rows` with sqlx by a strategy every database has: row by row
+        /// (autocommit, or in one transaction), or multi-row `VALUES` in chunks under the
+        /// parameter limit.
+        pub async fn insert_common_sqlx(
+            conn: &mut SqlxConnection,
+            strategy: $crate::bulk::Strategy,
+            rows: &[$crate::data::Item],
+        ) -> Result<(), sqlx::Error> {
+            use $crate::bulk::Strategy;
+            use sqlx::Connection as _;
+            let one = |item: &$crate::data::Item| {
+                sqlx::query(INSERT_ONE)
+                    .bind(item.id)
+                    .bind(item.sku.clone())
+                    .bind(item.name.clone())
+                    .bind(item.price_cents)
+                    .bind(item.quantity)
+            };
+            match strategy {
+                Strategy::RowAutocommit => {
+                    for item in rows {
+                        one(item).execute(&mut *conn).await?;
+                    }
+                }
+                Strategy::RowTransaction => {
+                    let mut tx = conn.begin().await?;
+                    for item in rows {
+                        one(item).execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                }
+                Strategy::MultiValues => {
+                    let mut tx = conn.begin().await?;
+                    for chunk in rows.chunks(DATABASE.rows_per_statement()) {
+                        values_statement(chunk).build().execute(&mut *tx).await?;
+                    }
+                    tx.commit().await?;
+                }
+                other => {
+                    return Err(sqlx::Error::Protocol(format!(
+                        "{} is not a strategy every database has",
+                        other.name()
+                    )));
+                }
+            }
+            Ok(())
+        }
+
+        /// [`insert_common_sqlx`], with diesel.
+        pub fn insert_common_diesel(
+            conn: &mut DieselConnection,
+            strategy: $crate::bulk::Strategy,
+            rows: &[$crate::data::Item],
+        ) -> diesel::QueryResult<()> {
+            use $crate::bulk::Strategy;
+            use $crate::schema::items;
+            use diesel::Connection as _;
+            use diesel::RunQueryDsl as _;
+            match strategy {
+                Strategy::RowAutocommit => {
+                    for item in rows {
+                        diesel::insert_into(items::table).values(item).execute(conn)?;
+                    }
+                }
+                Strategy::RowTransaction => conn.transaction(|conn| {
+                    for item in rows {
+                        diesel::insert_into(items::table).values(item).execute(conn)?;
+                    }
+                    diesel::QueryResult::Ok(())
+                })?,
+                Strategy::MultiValues => conn.transaction(|conn| {
+                    for chunk in rows.chunks(DATABASE.rows_per_statement()) {
+                        diesel::insert_into(items::table).values(chunk).execute(conn)?;
+                    }
+                    diesel::QueryResult::Ok(())
+                })?,
+                other => {
+                    return Err($crate::targets::diesel_unsupported(format!(
+                        "{} is not a strategy every database has",
+                        other.name()
+                    )));
+                }
+            }
+            Ok(())
+        }
+
+        /// One batch worker's share, with sqlx, in one transaction.
+        async fn sqlx_work(
+            pool: &sqlx::Pool<SqlxDb>,
+            work: $crate::batch::Work,
+        ) -> Result<(), sqlx::Error> {
+            use $crate::batch::{BatchResult, SourceRow, WRITE_CHUNK, Work, source_row, transform};
+            use sqlx::Connection as _;
+            let mut conn = pool.acquire().await?;
+            let mut tx = conn.begin_with(BEGIN_WRITE).await?;
+            match work {
+                Work::Seed(ids) => {
+                    let rows: Vec<SourceRow> = ids.map(source_row).collect();
+                    for chunk in rows.chunks(WRITE_CHUNK) {
+                        let mut insert = sqlx::QueryBuilder::<SqlxDb>::new(
+                            "INSERT INTO batch_source (id, payload, amount_cents) ",
+                        );
+                        insert.push_values(chunk, |mut row, (id, payload, amount)| {
+                            row.push_bind(*id).push_bind(payload.clone()).push_bind(*amount);
+                        });
+                        insert.build().execute(&mut *tx).await?;
+                    }
+                }
+                Work::Partition { part, parts } => {
+                    let rows: Vec<SourceRow> = sqlx::query_as(READ_PARTITION)
+                        .bind(parts as i64)
+                        .bind(part as i64)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    let results: Vec<BatchResult> = rows.iter().map(transform).collect();
+                    for chunk in results.chunks(WRITE_CHUNK) {
+                        let mut insert = sqlx::QueryBuilder::<SqlxDb>::new(
+                            "INSERT INTO batch_results (source_id, label, amount_with_tax_cents) ",
+                        );
+                        insert.push_values(chunk, |mut row, result| {
+                            row.push_bind(result.source_id)
+                                .push_bind(result.label.clone())
+                                .push_bind(result.amount_with_tax_cents);
+                        });
+                        insert.build().execute(&mut *tx).await?;
+                    }
+                }
+            }
+            tx.commit().await
+        }
+
+        /// One batch worker's share, with diesel, in one transaction.
+        fn diesel_work(
+            pool: &diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DieselConnection>>,
+            work: $crate::batch::Work,
+        ) -> Result<(), String> {
+            use $crate::batch::{BatchResult, NewSource, Work, WRITE_CHUNK, source_row, transform};
+            use $crate::schema::{batch_results, batch_source};
+            use diesel::RunQueryDsl as _;
+            let mut conn = pool.get().map_err(|e| e.to_string())?;
+            diesel_write_transaction(&mut conn, |conn| {
+                match work {
+                    Work::Seed(ids) => {
+                        let rows: Vec<NewSource> = ids.map(source_row).map(NewSource::from).collect();
+                        for chunk in rows.chunks(WRITE_CHUNK) {
+                            diesel::insert_into(batch_source::table).values(chunk).execute(conn)?;
+                        }
+                    }
+                    Work::Partition { part, parts } => {
+                        let rows = diesel_read_partition(conn, parts as i64, part as i64)?;
+                        let results: Vec<BatchResult> =
+                            rows.into_iter().map(|r| transform(&r.into())).collect();
+                        for chunk in results.chunks(WRITE_CHUNK) {
+                            diesel::insert_into(batch_results::table).values(chunk).execute(conn)?;
+                        }
+                    }
+                }
+                diesel::QueryResult::Ok(())
+            })
+            .map_err(|e| e.to_string())
+        }
+
+        impl $crate::batch::BatchPools for Pools {
+            fn reset(&self) -> anyhow::Result<()> {
+                self.runtime.block_on(async {
+                    let mut conn = self.sqlx.acquire().await?;
+                    for statement in CLEAR_BATCH {
+                        sqlx::Executor::execute(&mut *conn, *statement).await?;
+                    }
+                    anyhow::Ok(())
+                })
+            }
+
+            fn run_parts(
+                &self,
+                access: $crate::measure::Access,
+                works: Vec<$crate::batch::Work>,
+            ) -> anyhow::Result<()> {
+                let sqlx = self.sqlx.clone();
+                let diesel = self.diesel.clone();
+                $crate::batch::spawn_all(
+                    access,
+                    &self.runtime,
+                    works,
+                    move |work| {
+                        let pool = sqlx.clone();
+                        async move { sqlx_work(&pool, work).await.map_err(|e| e.to_string()) }
+                    },
+                    move |work| diesel_work(&diesel, work),
+                )
+            }
+
+            fn results(&self) -> anyhow::Result<Vec<$crate::batch::BatchResult>> {
+                let rows: Vec<(i64, String, i64)> = self.runtime.block_on(
+                    sqlx::query_as(
+                        "SELECT source_id, label, amount_with_tax_cents FROM batch_results ORDER BY source_id",
+                    )
+                    .fetch_all(&self.sqlx),
+                )?;
+                Ok(rows
+                    .into_iter()
+                    .map(|(source_id, label, amount_with_tax_cents)| $crate::batch::BatchResult {
+                        source_id,
+                        label,
+                        amount_with_tax_cents,
+                    })
+                    .collect())
+            }
+        }
+
+        impl $crate::targets::Target for $target {
+            fn database(&self) -> $crate::targets::Database {
+                DATABASE
+            }
+
+            fn describe(&self) -> anyhow::Result<$crate::results::DatabaseInfo> {
+                self.info()
+            }
+
+            fn clear_items(&self) -> anyhow::Result<()> {
+                self.runtime.block_on(async {
+                    use sqlx::Connection as _;
+                    let mut conn = self.sqlx_connect().await?;
+                    sqlx::Executor::execute(&mut conn, CLEAR_ITEMS).await?;
+                    conn.close().await?;
+                    anyhow::Ok(())
+                })
+            }
+
+            fn insert_items(
+                &self,
+                library: $crate::bulk::Library,
+                strategy: $crate::bulk::Strategy,
+                rows: &[$crate::data::Item],
+            ) -> anyhow::Result<(std::time::Duration, Result<(), String>)> {
+                use std::time::Instant;
+                match library {
+                    $crate::bulk::Library::Sqlx => self.runtime.block_on(async {
+                        use sqlx::Connection as _;
+                        let mut conn = self.sqlx_connect().await?;
+                        let started = Instant::now();
+                        let outcome =
+                            insert_sqlx(&mut conn, strategy, rows).await.map_err(|e| e.to_string());
+                        let elapsed = started.elapsed();
+                        conn.close().await?;
+                        anyhow::Ok((elapsed, outcome))
+                    }),
+                    $crate::bulk::Library::Diesel => {
+                        let mut conn = self.diesel_connect()?;
+                        let started = Instant::now();
+                        let outcome =
+                            insert_diesel(&mut conn, strategy, rows).map_err(|e| e.to_string());
+                        Ok((started.elapsed(), outcome))
+                    }
+                }
+            }
+
+            fn read_items(&self) -> anyhow::Result<Vec<$crate::data::Item>> {
+                self.runtime.block_on(async {
+                    use sqlx::Connection as _;
+                    let mut conn = self.sqlx_connect().await?;
+                    let rows =
+                        sqlx::query_as($crate::targets::READ_ITEMS).fetch_all(&mut conn).await?;
+                    conn.close().await?;
+                    anyhow::Ok($crate::targets::items_from_rows(rows))
+                })
+            }
+
+            fn batch_pools(
+                &self,
+                size: u32,
+            ) -> anyhow::Result<Box<dyn $crate::batch::BatchPools>> {
+                Ok(Box::new(self.open_pools(size)?))
+            }
+        }
+    };
+}
+pub(crate) use sql_target;
+
+/// Every row of `items`, by key, from `rows` as sqlx reads them.
+pub(crate) fn items_from_rows(rows: Vec<(i64, String, String, i32, i32)>) -> Vec<Item> {
+    rows.into_iter()
+        .map(|(id, sku, name, price_cents, quantity)| Item { id, sku, name, price_cents, quantity })
+        .collect()
+}
+
+/// The SQL that reads `items` back, for every database.
+pub(crate) const READ_ITEMS: &str =
+    "SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id";
+
+/// `rows` as one JSON document, an array of `[id, sku, name, price_cents, quantity]`: what
+/// the json_rows strategy binds as its only parameter (serde_json escapes; the SQL text is
+/// constant).
+pub fn json_rows(rows: &[Item]) -> String {
+    let tuples: Vec<(i64, &str, &str, i32, i32)> = rows
+        .iter()
+        .map(|i| (i.id, i.sku.as_str(), i.name.as_str(), i.price_cents, i.quantity))
+        .collect();
+    serde_json::to_string(&tuples).expect("plain values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_values_chunk_fills_each_parameter_limit_and_not_one_more_row() {
+        for (database, rows) in
+            [(Database::Postgres, 13_107), (Database::Mariadb, 13_107), (Database::Sqlite, 6_553)]
+        {
+            assert_eq!(database.rows_per_statement(), rows);
+            assert!(rows * ITEM_COLUMNS <= database.max_bind_params());
+            assert!((rows + 1) * ITEM_COLUMNS > database.max_bind_params());
+            assert_eq!(Strategy::MultiValues.statements(rows, database), 1);
+            assert_eq!(Strategy::MultiValues.statements(rows + 1, database), 2);
+        }
+        assert_eq!(Strategy::MultiValues.statements(100_000, Database::Postgres), 8);
+        assert_eq!(Strategy::MultiValues.statements(100_000, Database::Sqlite), 16);
+    }
+
+    #[test]
+    fn every_database_has_the_row_and_values_strategies_and_one_set_based_one() {
+        for database in Database::ALL {
+            let strategies = database.strategies();
+            assert_eq!(strategies[..3], Strategy::ALL[..3], "{database:?}");
+            assert!(
+                strategies.contains(&Strategy::Unnest) || strategies.contains(&Strategy::JsonRows)
+            );
+        }
+        assert!(Database::Mariadb.supports(Strategy::CopyText).unwrap_err().contains("LOAD DATA"));
+    }
+
+    #[test]
+    fn json_rows_escape_what_json_needs() {
+        let item = Item {
+            id: 1,
+            sku: "s".into(),
+            name: "a \"q\" \\ \t\n é 📚".into(),
+            price_cents: 2,
+            quantity: 3,
+        };
+        let json = json_rows(std::slice::from_ref(&item));
+        let back: Vec<(i64, String, String, i32, i32)> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, vec![(1, "s".into(), item.name.clone(), 2, 3)]);
+    }
+}
