@@ -78,12 +78,14 @@ impl Strategy {
         }
     }
 
-    /// How the library supports it, for the page: what it does for you and what is ours.
-    pub fn how(self, library: Library) -> &'static str {
+    /// How the library supports it on `database`, for the page: what it does for you and
+    /// what is ours.
+    pub fn how(self, library: Library, database: Database) -> &'static str {
         match (library, self) {
-            (_, Strategy::JsonRows) => {
-                "one JSON document bound (serde_json); JSON_TABLE / json_each expand it"
+            (_, Strategy::JsonRows) if database == Database::Mariadb => {
+                "one JSON document bound (serde_json); JSON_TABLE expands it"
             }
+            (_, Strategy::JsonRows) => "one JSON document bound (serde_json); json_each expands it",
             (Library::Sqlx, Strategy::MultiValues) => "QueryBuilder::push_values, chunked by us",
             (Library::Diesel, Strategy::MultiValues) => {
                 "insert_into().values(&[..]), chunked by us"
