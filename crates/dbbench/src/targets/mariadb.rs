@@ -7,14 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bookstore_fixture::mariadb::{MariaDbServer, SETTINGS};
-use diesel::RunQueryDsl;
-use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::r2d2::ConnectionManager;
 use sqlx::Connection;
 
-use super::{Database, json_rows};
-use crate::batch::SourceByName;
-use crate::bulk::Strategy;
-use crate::data::Item;
+use super::Database;
 use crate::measure;
 use crate::results::DatabaseInfo;
 
@@ -60,15 +56,6 @@ const CLEAR_ITEMS: &str = "TRUNCATE items";
 const CLEAR_BATCH: &[&str] = &["TRUNCATE batch_source", "TRUNCATE batch_results"];
 const BEGIN_WRITE: &str = "BEGIN";
 
-fn diesel_read_partition(
-    conn: &mut DieselConnection,
-    parts: i64,
-    part: i64,
-) -> diesel::QueryResult<Vec<SourceByName>> {
-    use diesel::sql_types::BigInt;
-    diesel::sql_query(READ_PARTITION).bind::<BigInt, _>(parts).bind::<BigInt, _>(part).load(conn)
-}
-
 fn diesel_write_transaction<T>(
     conn: &mut DieselConnection,
     work: impl FnOnce(&mut DieselConnection) -> diesel::QueryResult<T>,
@@ -77,45 +64,7 @@ fn diesel_write_transaction<T>(
 }
 
 super::sql_target!(Mariadb);
-
-/// Inserts `rows` with sqlx by `strategy`.
-pub async fn insert_sqlx(
-    conn: &mut SqlxConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> Result<(), sqlx::Error> {
-    match strategy {
-        Strategy::JsonRows => {
-            sqlx::query(INSERT_JSON_ROWS).bind(json_rows(rows)).execute(&mut *conn).await?;
-            Ok(())
-        }
-        _ => insert_common_sqlx(conn, strategy, rows).await,
-    }
-}
-
-/// Inserts `rows` with diesel by `strategy`.
-pub fn insert_diesel(
-    conn: &mut DieselConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> diesel::QueryResult<()> {
-    match strategy {
-        Strategy::JsonRows => {
-            diesel::sql_query(INSERT_JSON_ROWS)
-                .bind::<diesel::sql_types::Text, _>(json_rows(rows))
-                .execute(conn)?;
-            Ok(())
-        }
-        _ => insert_common_diesel(conn, strategy, rows),
-    }
-}
-
-/// Both libraries' pools of one size.
-pub struct Pools {
-    runtime: Arc<tokio::runtime::Runtime>,
-    sqlx: sqlx::MySqlPool,
-    diesel: Pool<ConnectionManager<DieselConnection>>,
-}
+super::json_rows_target!();
 
 /// The run's MariaDB database, on a throwaway server stopped (and deleted) with it.
 pub struct Mariadb {

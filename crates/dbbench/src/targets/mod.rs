@@ -475,6 +475,70 @@ macro_rules! sql_target {
 }
 pub(crate) use sql_target;
 
+/// What MariaDB and SQLite share beyond [`sql_target!`]: `?` placeholders and no array
+/// parameters. It defines `insert_sqlx` and `insert_diesel` (the json_rows strategy, with
+/// `INSERT_JSON_ROWS` in scope, and the common ones), `diesel_read_partition`, and `Pools`.
+#[cfg(any(feature = "mariadb", feature = "sqlite"))]
+macro_rules! json_rows_target {
+    () => {
+        /// Inserts `rows` with sqlx by `strategy`.
+        pub async fn insert_sqlx(
+            conn: &mut SqlxConnection,
+            strategy: $crate::bulk::Strategy,
+            rows: &[$crate::data::Item],
+        ) -> Result<(), sqlx::Error> {
+            match strategy {
+                $crate::bulk::Strategy::JsonRows => {
+                    let json = $crate::targets::json_rows(rows);
+                    sqlx::query(INSERT_JSON_ROWS).bind(json).execute(&mut *conn).await?;
+                    Ok(())
+                }
+                _ => insert_common_sqlx(conn, strategy, rows).await,
+            }
+        }
+
+        /// Inserts `rows` with diesel by `strategy`.
+        pub fn insert_diesel(
+            conn: &mut DieselConnection,
+            strategy: $crate::bulk::Strategy,
+            rows: &[$crate::data::Item],
+        ) -> diesel::QueryResult<()> {
+            use diesel::RunQueryDsl as _;
+            match strategy {
+                $crate::bulk::Strategy::JsonRows => {
+                    diesel::sql_query(INSERT_JSON_ROWS)
+                        .bind::<diesel::sql_types::Text, _>($crate::targets::json_rows(rows))
+                        .execute(conn)?;
+                    Ok(())
+                }
+                _ => insert_common_diesel(conn, strategy, rows),
+            }
+        }
+
+        fn diesel_read_partition(
+            conn: &mut DieselConnection,
+            parts: i64,
+            part: i64,
+        ) -> diesel::QueryResult<Vec<$crate::batch::SourceByName>> {
+            use diesel::RunQueryDsl as _;
+            use diesel::sql_types::BigInt;
+            diesel::sql_query(READ_PARTITION)
+                .bind::<BigInt, _>(parts)
+                .bind::<BigInt, _>(part)
+                .load(conn)
+        }
+
+        /// Both libraries' pools of one size.
+        pub struct Pools {
+            runtime: std::sync::Arc<tokio::runtime::Runtime>,
+            sqlx: sqlx::Pool<SqlxDb>,
+            diesel: diesel::r2d2::Pool<diesel::r2d2::ConnectionManager<DieselConnection>>,
+        }
+    };
+}
+#[cfg(any(feature = "mariadb", feature = "sqlite"))]
+pub(crate) use json_rows_target;
+
 /// Every row of `items`, by key, from `rows` as sqlx reads them.
 pub(crate) fn items_from_rows(rows: Vec<(i64, String, String, i32, i32)>) -> Vec<Item> {
     rows.into_iter()

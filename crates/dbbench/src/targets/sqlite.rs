@@ -11,16 +11,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::RunQueryDsl;
 use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool};
+use diesel::r2d2::{ConnectionManager, CustomizeConnection};
 use sqlx::Connection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
-use super::{Database, json_rows};
-use crate::batch::SourceByName;
-use crate::bulk::Strategy;
-use crate::data::Item;
+use super::Database;
 use crate::measure;
 use crate::results::DatabaseInfo;
 
@@ -62,15 +58,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Set on every connection of either library (`journal_mode` sticks to the file).
 const CONNECTION_PRAGMAS: &str = "PRAGMA busy_timeout = 30000; PRAGMA synchronous = OFF;";
 
-fn diesel_read_partition(
-    conn: &mut DieselConnection,
-    parts: i64,
-    part: i64,
-) -> diesel::QueryResult<Vec<SourceByName>> {
-    use diesel::sql_types::BigInt;
-    diesel::sql_query(READ_PARTITION).bind::<BigInt, _>(parts).bind::<BigInt, _>(part).load(conn)
-}
-
 fn diesel_write_transaction<T>(
     conn: &mut DieselConnection,
     work: impl FnOnce(&mut DieselConnection) -> diesel::QueryResult<T>,
@@ -79,45 +66,7 @@ fn diesel_write_transaction<T>(
 }
 
 super::sql_target!(Sqlite);
-
-/// Inserts `rows` with sqlx by `strategy`.
-pub async fn insert_sqlx(
-    conn: &mut SqlxConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> Result<(), sqlx::Error> {
-    match strategy {
-        Strategy::JsonRows => {
-            sqlx::query(INSERT_JSON_ROWS).bind(json_rows(rows)).execute(&mut *conn).await?;
-            Ok(())
-        }
-        _ => insert_common_sqlx(conn, strategy, rows).await,
-    }
-}
-
-/// Inserts `rows` with diesel by `strategy`.
-pub fn insert_diesel(
-    conn: &mut DieselConnection,
-    strategy: Strategy,
-    rows: &[Item],
-) -> diesel::QueryResult<()> {
-    match strategy {
-        Strategy::JsonRows => {
-            diesel::sql_query(INSERT_JSON_ROWS)
-                .bind::<diesel::sql_types::Text, _>(json_rows(rows))
-                .execute(conn)?;
-            Ok(())
-        }
-        _ => insert_common_diesel(conn, strategy, rows),
-    }
-}
-
-/// Both libraries' pools of one size.
-pub struct Pools {
-    runtime: Arc<tokio::runtime::Runtime>,
-    sqlx: sqlx::SqlitePool,
-    diesel: Pool<ConnectionManager<DieselConnection>>,
-}
+super::json_rows_target!();
 
 /// The pragmas of [`CONNECTION_PRAGMAS`] on every connection diesel's pool opens.
 #[derive(Debug)]
