@@ -72,10 +72,11 @@ ensure_mariadb_optional() {
     return 1
 }
 
-# dbbench's cargo features: SQLite always (built from source), MariaDB when installed.
+# dbbench's cargo features: SQLite always (built from source), MariaDB when installed. Only
+# the list goes to stdout (callers capture it); what installing says goes to stderr.
 dbbench_features() {
     local features=bookstore-dbbench/sqlite
-    ensure_mariadb_optional && features+=,bookstore-dbbench/mariadb
+    ensure_mariadb_optional >&2 && features+=,bookstore-dbbench/mariadb
     echo "$features"
 }
 
