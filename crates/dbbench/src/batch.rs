@@ -36,6 +36,9 @@ pub fn transform(row: &SourceRow) -> BatchResult {
 /// One row of `batch_results`.
 #[derive(Debug, Clone, PartialEq, Eq, diesel::Insertable, diesel::Queryable)]
 #[diesel(table_name = batch_results)]
+// Plain values, not "value or DEFAULT": SQLite has no DEFAULT in VALUES, and diesel turns a
+// multi-row insert of defaultable values into one INSERT per row there.
+#[diesel(treat_none_as_default_value = false)]
 pub struct BatchResult {
     /// The source row.
     pub source_id: i64,
@@ -48,6 +51,8 @@ pub struct BatchResult {
 /// A source row, as diesel inserts it.
 #[derive(diesel::Insertable)]
 #[diesel(table_name = batch_source)]
+// As for `BatchResult`: one multi-row INSERT per chunk on SQLite too.
+#[diesel(treat_none_as_default_value = false)]
 pub struct NewSource {
     id: i64,
     payload: String,

@@ -25,7 +25,7 @@ impl Rng {
 #[derive(Debug, Clone, PartialEq, Eq, diesel::Insertable, diesel::Queryable)]
 #[diesel(table_name = crate::schema::items)]
 // Plain values (no DEFAULT for absent fields, which it has none of): what diesel's binary
-// COPY needs.
+// COPY needs, and what keeps its multi-row insert one statement on SQLite.
 #[diesel(treat_none_as_default_value = false)]
 pub struct Item {
     /// Key.

@@ -533,7 +533,7 @@ fn batch_table(results: &DbBenchResults, database: Database, findings: &mut Vec<
         note: format!(
             "Seconds of the job, and of the seed insert before it (the fastest job in bold); each partition in one transaction on its own worker.{}",
             if database == Database::Sqlite {
-                " SQLite has one writer: the partitions' transactions begin IMMEDIATE and take turns."
+                " SQLite has one writer: the partitions' transactions begin IMMEDIATE and take turns; a waiting writer sleeps in SQLite's busy handler (steps of 1 to 100 ms), and those sleeps are in the times of all three styles."
             } else {
                 ""
             }

@@ -152,9 +152,6 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     })?;
     let mut settings = options.settings.clone();
     settings.database = kind.to_owned();
-    let mut skipped = Vec::new();
-    let targets = open_targets(&settings.databases, options, &runtime, &url, &mut skipped);
-    let databases = targets.iter().map(|t| t.describe()).collect::<anyhow::Result<Vec<_>>>()?;
     let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("dbbench").to_owned();
     let results = DbBenchResults {
         schema: crate::results::SCHEMA.to_owned(),
@@ -173,26 +170,43 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             wall_seconds: 0.0,
         },
         environment: loadgen::environment::capture(&options.workspace, postgres),
-        databases,
+        databases: Vec::new(),
         settings,
         crud: Vec::new(),
         bulk: Vec::new(),
         batch: Vec::new(),
         tasks: Vec::new(),
-        skipped,
+        skipped: Vec::new(),
     };
+    let targets = Vec::new();
     let mut run = Run { options, results, runtime: Arc::clone(&runtime), url, targets, started };
-    for section in [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud] {
+    let sections = [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud];
+    // The bulk and batch databases exist only while those two run: a MariaDB server left
+    // idling (or flushing) would share the two cores with the other sections.
+    let last_on_targets = sections
+        .iter()
+        .rev()
+        .find(|s| matches!(s, Section::Bulk | Section::Batch) && options.sections.contains(s))
+        .copied();
+    let mut targets_open = false;
+    for section in sections {
         if !options.sections.contains(&section) {
             run.results.skipped.push(format!("{section:?}: not asked for (--sections)"));
             continue;
         }
         let outcome = match section {
             Section::Crud => run.crud(),
-            Section::Bulk => run.bulk(),
-            Section::Batch => run.batch(),
+            Section::Bulk | Section::Batch => {
+                let opened = if targets_open { Ok(()) } else { run.open_targets() };
+                targets_open = true;
+                opened
+                    .and_then(|()| if section == Section::Bulk { run.bulk() } else { run.batch() })
+            }
             Section::Tasks => run.tasks(),
         };
+        if Some(section) == last_on_targets {
+            run.targets.clear(); // stops MariaDB, deletes SQLite's file
+        }
         if let Err(error) = outcome {
             run.results.run.status = "failed".into();
             run.results.run.failure = Some(format!("{section:?}: {error:#}"));
@@ -203,39 +217,6 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     run.results.run.status = "complete".into();
     run.finish()?;
     Ok(run.results)
-}
-
-/// The databases asked for (`databases`) that the bulk and batch sections will run on, when
-/// either runs: PostgreSQL's run database, and each optional one that is built in and
-/// starts; those that do not are said in `skipped` (and on stderr).
-fn open_targets(
-    databases: &[Database],
-    options: &Options,
-    runtime: &Arc<tokio::runtime::Runtime>,
-    url: &str,
-    skipped: &mut Vec<String>,
-) -> Vec<Box<dyn Target>> {
-    let mut targets: Vec<Box<dyn Target>> = Vec::new();
-    if !options.sections.iter().any(|s| matches!(s, Section::Bulk | Section::Batch)) {
-        return targets;
-    }
-    for &database in databases {
-        let opened = match database {
-            Database::Postgres => {
-                Ok(Box::new(targets::postgres::Postgres::new(Arc::clone(runtime), url.to_owned()))
-                    as Box<dyn Target>)
-            }
-            other => targets::open_optional(other, runtime),
-        };
-        match opened {
-            Ok(target) => targets.push(target),
-            Err(why) => {
-                eprintln!("dbbench: bulk and batch without {}: {why}", database.label());
-                skipped.push(why);
-            }
-        }
-    }
-    targets
 }
 
 /// The run's database, dropped however the run ends (an error, a panic): on an existing
@@ -255,6 +236,32 @@ impl Drop for RunDatabase<'_> {
 }
 
 impl Run<'_> {
+    /// Opens the databases asked for (`settings.databases`) that the bulk and batch sections
+    /// run on: PostgreSQL's run database, and each optional one that is built in and
+    /// starts; those that do not are said in `skipped` (and on stderr).
+    fn open_targets(&mut self) -> anyhow::Result<()> {
+        for database in self.results.settings.databases.clone() {
+            let opened = match database {
+                Database::Postgres => Ok(Box::new(targets::postgres::Postgres::new(
+                    Arc::clone(&self.runtime),
+                    self.url.clone(),
+                )) as Box<dyn Target>),
+                other => targets::open_optional(other, &self.runtime),
+            };
+            match opened {
+                Ok(target) => {
+                    self.results.databases.push(target.describe()?);
+                    self.targets.push(target);
+                }
+                Err(why) => {
+                    eprintln!("dbbench: bulk and batch without {}: {why}", database.label());
+                    self.results.skipped.push(why);
+                }
+            }
+        }
+        self.save()
+    }
+
     fn save(&self) -> anyhow::Result<()> {
         self.results
             .write(&self.options.output)

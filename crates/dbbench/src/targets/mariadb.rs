@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bookstore_fixture::mariadb::{MariaDbServer, SETTINGS};
+use bookstore_fixture::mariadb::MariaDbServer;
 use diesel::r2d2::ConnectionManager;
 use sqlx::Connection;
 
@@ -41,8 +41,6 @@ const SCHEMA: [&str; 3] = [
         amount_with_tax_cents BIGINT NOT NULL
     ) ENGINE = InnoDB",
 ];
-const INSERT_ONE: &str =
-    "INSERT INTO items (id, sku, name, price_cents, quantity) VALUES (?, ?, ?, ?, ?)";
 const INSERT_JSON_ROWS: &str = "INSERT INTO items (id, sku, name, price_cents, quantity)
      SELECT id, sku, name, price_cents, quantity FROM JSON_TABLE(?, '$[*]' COLUMNS (
          id          BIGINT                    PATH '$[0]',
@@ -50,8 +48,6 @@ const INSERT_JSON_ROWS: &str = "INSERT INTO items (id, sku, name, price_cents, q
          name        TEXT CHARACTER SET utf8mb4 PATH '$[2]',
          price_cents INT                       PATH '$[3]',
          quantity    INT                       PATH '$[4]')) AS sent";
-const READ_PARTITION: &str =
-    "SELECT id, payload, amount_cents FROM batch_source WHERE id % ? = ? ORDER BY id";
 const CLEAR_ITEMS: &str = "TRUNCATE items";
 const CLEAR_BATCH: &[&str] = &["TRUNCATE batch_source", "TRUNCATE batch_results"];
 const BEGIN_WRITE: &str = "BEGIN";
@@ -125,14 +121,22 @@ impl Mariadb {
     }
 
     fn info(&self) -> anyhow::Result<DatabaseInfo> {
-        let version: String = self.runtime.block_on(async {
+        // As the server reports them: the options it was given, and what it chose itself.
+        let (version, mut settings) = self.runtime.block_on(async {
             let mut conn = self.sqlx_connect().await?;
-            let version = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut conn).await?;
+            let version: String =
+                sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut conn).await?;
+            let settings: Vec<(String, String)> = sqlx::query_as(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_flush_log_at_trx_commit',
+                 'innodb_doublewrite', 'innodb_buffer_pool_size', 'innodb_log_file_size',
+                 'character_set_server', 'collation_server', 'max_connections',
+                 'max_allowed_packet', 'bind_address', 'skip_grant_tables')",
+            )
+            .fetch_all(&mut conn)
+            .await?;
             conn.close().await?;
-            anyhow::Ok(version)
+            anyhow::Ok((version, settings.into_iter().collect::<BTreeMap<_, _>>()))
         })?;
-        let mut settings: BTreeMap<String, String> =
-            SETTINGS.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
         settings.insert("location".into(), "a throwaway server (temp dir, loopback)".into());
         Ok(DatabaseInfo { database: DATABASE, version: format!("MariaDB {version}"), settings })
     }

@@ -199,18 +199,18 @@ macro_rules! sql_target {
         /// Inserts `rows` with sqlx by a strategy every database has: row by row
         /// (autocommit, or in one transaction), or multi-row `VALUES` in chunks under the
         /// parameter limit.
-        pub async fn insert_common_sqlx(
+        pub async fn insert_common_sqlx<'a>(
             conn: &mut SqlxConnection,
             strategy: $crate::bulk::Strategy,
-            rows: &[$crate::data::Item],
+            rows: &'a [$crate::data::Item],
         ) -> Result<(), sqlx::Error> {
             use $crate::bulk::Strategy;
             use sqlx::Connection as _;
-            let one = |item: &$crate::data::Item| {
+            let one = |item: &'a $crate::data::Item| {
                 sqlx::query(INSERT_ONE)
                     .bind(item.id)
-                    .bind(item.sku.clone())
-                    .bind(item.name.clone())
+                    .bind(item.sku.as_str())
+                    .bind(item.name.as_str())
                     .bind(item.price_cents)
                     .bind(item.quantity)
             };
@@ -476,11 +476,17 @@ macro_rules! sql_target {
 pub(crate) use sql_target;
 
 /// What MariaDB and SQLite share beyond [`sql_target!`]: `?` placeholders and no array
-/// parameters. It defines `insert_sqlx` and `insert_diesel` (the json_rows strategy, with
-/// `INSERT_JSON_ROWS` in scope, and the common ones), `diesel_read_partition`, and `Pools`.
+/// parameters. It defines `INSERT_ONE` and `READ_PARTITION`, `insert_sqlx` and
+/// `insert_diesel` (the json_rows strategy, with `INSERT_JSON_ROWS` in scope, and the
+/// common ones), `diesel_read_partition`, and `Pools`.
 #[cfg(any(feature = "mariadb", feature = "sqlite"))]
 macro_rules! json_rows_target {
     () => {
+        const INSERT_ONE: &str =
+            "INSERT INTO items (id, sku, name, price_cents, quantity) VALUES (?, ?, ?, ?, ?)";
+        const READ_PARTITION: &str =
+            "SELECT id, payload, amount_cents FROM batch_source WHERE id % ? = ? ORDER BY id";
+
         /// Inserts `rows` with sqlx by `strategy`.
         pub async fn insert_sqlx(
             conn: &mut SqlxConnection,
@@ -540,15 +546,14 @@ macro_rules! json_rows_target {
 pub(crate) use json_rows_target;
 
 /// Every row of `items`, by key, from `rows` as sqlx reads them.
-pub(crate) fn items_from_rows(rows: Vec<(i64, String, String, i32, i32)>) -> Vec<Item> {
+pub fn items_from_rows(rows: Vec<(i64, String, String, i32, i32)>) -> Vec<Item> {
     rows.into_iter()
         .map(|(id, sku, name, price_cents, quantity)| Item { id, sku, name, price_cents, quantity })
         .collect()
 }
 
 /// The SQL that reads `items` back, for every database.
-pub(crate) const READ_ITEMS: &str =
-    "SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id";
+pub const READ_ITEMS: &str = "SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id";
 
 /// `rows` as one JSON document, an array of `[id, sku, name, price_cents, quantity]`: what
 /// the json_rows strategy binds as its only parameter (serde_json escapes; the SQL text is

@@ -25,6 +25,8 @@ type SqlxConnection = sqlx::SqliteConnection;
 type DieselConnection = diesel::SqliteConnection;
 
 const DATABASE: Database = Database::Sqlite;
+/// Prefix of the temporary directories the files are in; used to find leftovers.
+const DIR_PREFIX: &str = "bookstore-sqlite-";
 /// The tables of `sql/dbbench.sql` that the bulk strategies and the batch job use.
 const SCHEMA: &str = "
     CREATE TABLE items (
@@ -44,12 +46,8 @@ const SCHEMA: &str = "
         label                 TEXT    NOT NULL,
         amount_with_tax_cents INTEGER NOT NULL
     );";
-const INSERT_ONE: &str =
-    "INSERT INTO items (id, sku, name, price_cents, quantity) VALUES (?, ?, ?, ?, ?)";
 const INSERT_JSON_ROWS: &str = "INSERT INTO items (id, sku, name, price_cents, quantity)
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)";
-const READ_PARTITION: &str =
-    "SELECT id, payload, amount_cents FROM batch_source WHERE id % ? = ? ORDER BY id";
 const CLEAR_ITEMS: &str = "DELETE FROM items";
 const CLEAR_BATCH: &[&str] = &["DELETE FROM batch_source", "DELETE FROM batch_results"];
 const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
@@ -86,9 +84,13 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    /// Creates the file and its tables in a new temporary directory.
+    /// Creates the file and its tables in a new temporary directory (and removes those a
+    /// killed run left behind).
     pub fn create(runtime: Arc<tokio::runtime::Runtime>) -> anyhow::Result<Self> {
-        let dir = tempfile::Builder::new().prefix("bookstore-sqlite-").tempdir()?;
+        let temp = std::env::temp_dir();
+        bookstore_fixture::process::sweep_leftover_dirs(&temp, DIR_PREFIX, None);
+        let dir = tempfile::Builder::new().prefix(DIR_PREFIX).tempdir()?;
+        std::fs::write(dir.path().join("owner.pid"), std::process::id().to_string())?;
         let sqlite = Self { runtime, path: dir.path().join("dbbench.sqlite"), _dir: dir };
         sqlite.runtime.block_on(async {
             use sqlx::ConnectOptions as _;

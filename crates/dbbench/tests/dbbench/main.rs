@@ -14,7 +14,7 @@ use bookstore_dbbench::crud::{self, Op, Pools, Population, Timing};
 use bookstore_dbbench::measure::Access;
 use bookstore_dbbench::results::RunInfo;
 use bookstore_dbbench::targets::postgres::{self, Postgres};
-use bookstore_dbbench::targets::{Database, Target};
+use bookstore_dbbench::targets::{self, Database, Target};
 use bookstore_dbbench::{batch, data, run, schema};
 use bookstore_fixture::{ClusterOptions, DbServer, PgCluster};
 use diesel::Connection as _;
@@ -61,20 +61,8 @@ async fn insert(
 
 /// Every row of `items`, by key.
 async fn read_items(conn: &mut PgConnection) -> Vec<data::Item> {
-    let rows: Vec<(i64, String, String, i32, i32)> =
-        sqlx::query_as("SELECT id, sku, name, price_cents, quantity FROM items ORDER BY id")
-            .fetch_all(conn)
-            .await
-            .unwrap();
-    rows.into_iter()
-        .map(|(id, sku, name, price_cents, quantity)| data::Item {
-            id,
-            sku,
-            name,
-            price_cents,
-            quantity,
-        })
-        .collect()
+    let rows = sqlx::query_as(targets::READ_ITEMS).fetch_all(conn).await.unwrap();
+    targets::items_from_rows(rows)
 }
 
 /// The run's PostgreSQL target on a fresh database, and every optional database built in.

@@ -33,6 +33,25 @@ pub(crate) fn optional_targets(runtime: &Arc<tokio::runtime::Runtime>) -> Vec<Bo
     targets.into_iter().flatten().collect()
 }
 
+/// INSERT statements diesel sends on `conn` while `work` runs (its instrumentation sees
+/// every statement, whatever the backend).
+#[cfg(any(feature = "mariadb", feature = "sqlite"))]
+fn diesel_inserts<C: diesel::Connection>(conn: &mut C, work: impl FnOnce(&mut C)) -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    conn.set_instrumentation(move |event: diesel::connection::InstrumentationEvent<'_>| {
+        if let diesel::connection::InstrumentationEvent::StartQuery { query, .. } = event {
+            if query.to_string().trim_start().starts_with("INSERT") {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+    work(conn);
+    conn.set_instrumentation(|_: diesel::connection::InstrumentationEvent<'_>| {});
+    count.load(Ordering::Relaxed)
+}
+
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
@@ -60,10 +79,33 @@ mod sqlite {
             sqlite::insert_sqlx(&mut conn, Strategy::MultiValues, &items).await.unwrap();
         });
         assert_eq!(target.read_items().unwrap(), items);
+        // diesel too, in two statements (not one per row: see the next test).
         target.clear_items().unwrap();
         let mut conn = target.diesel_connect().unwrap();
-        sqlite::insert_diesel(&mut conn, Strategy::MultiValues, &items).unwrap();
+        let inserts = diesel_inserts(&mut conn, |conn| {
+            sqlite::insert_diesel(conn, Strategy::MultiValues, &items).unwrap();
+        });
+        assert_eq!(inserts, 2);
         assert_eq!(target.read_items().unwrap(), items);
+    }
+
+    #[test]
+    fn diesel_writes_the_batch_jobs_rows_in_one_statement_per_chunk_on_sqlite() {
+        // A multi-row insert of values diesel may replace by DEFAULT becomes one INSERT per
+        // row on SQLite, which has no DEFAULT in VALUES: the batch job's rows must be plain.
+        use bookstore_dbbench::batch::{BatchResult, NewSource, source_row, transform};
+        use bookstore_dbbench::schema::{batch_results, batch_source};
+        use diesel::RunQueryDsl;
+        let runtime = Arc::new(bookstore_dbbench::measure::runtime());
+        let target = Sqlite::create(Arc::clone(&runtime)).unwrap();
+        let mut conn = target.diesel_connect().unwrap();
+        let sources: Vec<NewSource> = (1..=500).map(|id| NewSource::from(source_row(id))).collect();
+        let results: Vec<BatchResult> = (1..=500).map(|id| transform(&source_row(id))).collect();
+        let inserts = diesel_inserts(&mut conn, |conn| {
+            diesel::insert_into(batch_source::table).values(&sources).execute(conn).unwrap();
+            diesel::insert_into(batch_results::table).values(&results).execute(conn).unwrap();
+        });
+        assert_eq!(inserts, 2);
     }
 }
 
@@ -98,7 +140,8 @@ mod mariadb {
             mariadb::values_statement(&items[..limit]).build().execute(&mut conn).await.unwrap();
             sqlx::query("TRUNCATE items").execute(&mut conn).await.unwrap();
             let over = mariadb::values_statement(&items).build().execute(&mut conn).await;
-            assert!(over.is_err(), "65,540 parameters in one statement ran");
+            let error = over.expect_err("65,540 parameters in one statement ran").to_string();
+            assert!(error.contains("too many placeholders"), "{error}");
             // The strategy chunks: 13,108 rows in two statements, 13,107 in one (reading
             // the count is an execution too).
             let reading = -executions(&mut conn).await + executions(&mut conn).await;
@@ -116,9 +159,19 @@ mod mariadb {
             target.insert_items(Library::Sqlx, Strategy::MultiValues, &items).unwrap();
         outcome.unwrap();
         assert_eq!(target.read_items().unwrap(), items);
+        // diesel: one statement past the limit fails; the strategy takes two.
         target.clear_items().unwrap();
         let mut conn = target.diesel_connect().unwrap();
-        mariadb::insert_diesel(&mut conn, Strategy::MultiValues, &items).unwrap();
+        let over = {
+            use bookstore_dbbench::schema::items;
+            use diesel::RunQueryDsl;
+            diesel::insert_into(items::table).values(&items[..]).execute(&mut conn)
+        };
+        assert!(over.is_err(), "diesel ran 65,540 parameters in one statement");
+        let inserts = diesel_inserts(&mut conn, |conn| {
+            mariadb::insert_diesel(conn, Strategy::MultiValues, &items).unwrap();
+        });
+        assert_eq!(inserts, 2);
         assert_eq!(target.read_items().unwrap(), items);
     }
 
