@@ -41,10 +41,10 @@ fn diesel_inserts<C: diesel::Connection>(conn: &mut C, work: impl FnOnce(&mut C)
     let count = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&count);
     conn.set_instrumentation(move |event: diesel::connection::InstrumentationEvent<'_>| {
-        if let diesel::connection::InstrumentationEvent::StartQuery { query, .. } = event {
-            if query.to_string().trim_start().starts_with("INSERT") {
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
+        if let diesel::connection::InstrumentationEvent::StartQuery { query, .. } = event
+            && query.to_string().trim_start().starts_with("INSERT")
+        {
+            counter.fetch_add(1, Ordering::Relaxed);
         }
     });
     work(conn);
