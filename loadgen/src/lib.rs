@@ -12,6 +12,7 @@
 //! - [`report`]: the HTML summary of a results file.
 //! - [`progress`]: what the suite is doing, on a terminal or in a log.
 //! - [`procfs`]: CPU time and memory of processes.
+//! - [`signal`]: Ctrl-C that stops a run after its current cell, keeping what was measured.
 //!
 //! The binary's `--help` lists the commands; the README shows the main one.
 
@@ -24,6 +25,7 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod signal;
 pub mod suite;
 pub mod validate;
 pub mod warnings;

@@ -216,36 +216,6 @@ fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Sets `stop` on the first SIGINT/SIGTERM; exits at once on the second.
-fn stop_on_signal() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("signal runtime");
-        runtime.block_on(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            let mut terminate = signal(SignalKind::terminate()).expect("SIGTERM handler");
-            for round in 0..2 {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
-                if round == 0 {
-                    eprintln!("loadgen: stopping after this cell's drain; results so far are kept (again to quit at once)");
-                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
-                } else {
-                    // Servers and the throwaway PostgreSQL die with us (parent-death signal).
-                    std::process::exit(130);
-                }
-            }
-        });
-    });
-    stop
-}
-
 fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     let mut database_url = args.database_url;
     let targets = if args.compose {
@@ -329,7 +299,11 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
-    let results = loadgen::suite::run(&options, stop_on_signal())?;
+    let stop = loadgen::signal::stop_on_signal(
+        "loadgen",
+        "stopping after this cell's drain; results so far are kept",
+    );
+    let results = loadgen::suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
     let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
     eprintln!(

@@ -97,6 +97,10 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
         output: output.clone(),
         workspace: std::env::current_dir()?,
         command_line: std::env::args().collect(),
+        stop: loadgen::signal::stop_on_signal(
+            "dbbench",
+            "stopping after this cell; results so far are kept",
+        ),
     };
     let results = run::run(&options)?;
     render(&output, &args.report)?;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bookstore_fixture::{ClusterOptions, DbServer, Provider};
@@ -48,6 +49,9 @@ pub struct Options {
     pub workspace: PathBuf,
     /// The command line, for the record.
     pub command_line: Vec<String>,
+    /// Set to stop after the current cell (Ctrl-C): what was measured is kept, the run is
+    /// `interrupted`, its database dropped and its servers stopped as on any other end.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// The sweep: `quick` for a short one (under a minute here), else the full one (about 8 min).
@@ -194,6 +198,10 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             run.results.skipped.push(format!("{section:?}: not asked for (--sections)"));
             continue;
         }
+        if run.stopped() {
+            run.results.skipped.push(format!("{section:?}: not run, the run was interrupted"));
+            continue;
+        }
         let outcome = match section {
             Section::Crud => run.crud(),
             Section::Bulk | Section::Batch => {
@@ -204,6 +212,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             }
             Section::Tasks => run.tasks(),
         };
+
         if Some(section) == last_on_targets {
             run.targets.clear(); // stops MariaDB, deletes SQLite's file
         }
@@ -214,7 +223,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             anyhow::bail!("{section:?}: {error:#}");
         }
     }
-    run.results.run.status = "complete".into();
+    run.results.run.status = if run.stopped() { "interrupted" } else { "complete" }.into();
     run.finish()?;
     Ok(run.results)
 }
@@ -260,6 +269,10 @@ impl Run<'_> {
             }
         }
         self.save()
+    }
+
+    fn stopped(&self) -> bool {
+        self.options.stop.load(Ordering::Relaxed)
     }
 
     fn save(&self) -> anyhow::Result<()> {
@@ -323,6 +336,9 @@ impl Run<'_> {
                 })?;
                 for &workers in &s.crud_workers {
                     for access in rotated(&Access::ALL, round) {
+                        if self.stopped() {
+                            return Ok(());
+                        }
                         let measured = crud::run(access, &pools, op, workers, population, timing);
                         let cell = CrudCell::new(op, access, pool, workers, join_index, &measured);
                         eprintln!(
@@ -354,6 +370,9 @@ impl Run<'_> {
                 let items = data::items(rows);
                 for strategy in database.strategies() {
                     for library in rotated(&Library::ALL, round) {
+                        if self.stopped() {
+                            return Ok(());
+                        }
                         let cell = bulk_cell(target.as_ref(), library, strategy, &items)?;
                         eprintln!(
                             "dbbench: bulk {} {} {} {rows} rows: {:.0} rows/s{}",
@@ -383,6 +402,9 @@ impl Run<'_> {
                 for &rows in &s.batch_rows {
                     for &parallelism in &s.batch_parallelism {
                         for access in rotated(&Access::ALL, round) {
+                            if self.stopped() {
+                                return Ok(());
+                            }
                             let (times, verdict) =
                                 batch::run(pools.as_ref(), access, rows, parallelism)?;
                             let cell = BatchCell::new(
@@ -430,6 +452,9 @@ impl Run<'_> {
             Variant::BlockingQueryInAsync,
             Variant::BlockingQueryOffloaded,
         ] {
+            if self.stopped() {
+                return Ok(());
+            }
             let many = matches!(
                 variant,
                 Variant::OsThreadPool | Variant::TokioTasks | Variant::SpawnBlocking

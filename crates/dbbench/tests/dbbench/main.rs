@@ -336,6 +336,7 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
         output: output.clone(),
         workspace: std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
         command_line: vec!["dbbench".into(), "run".into()],
+        stop: Default::default(),
     };
     let results = run::run(&options).unwrap();
     assert_eq!(results.run.status, "complete");
@@ -377,5 +378,56 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
         assert!(page.contains(&expected), "{expected} not on the page");
     }
     assert!(!page.contains("http://") && !page.contains("https://"), "nothing fetched");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_keeps_what_was_measured_and_drops_the_run_database() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let server = bookstore_fixture::testing::server().await.unwrap();
+    let url = server.database_url(server.maintenance_database());
+    let dir = std::env::temp_dir().join(format!("dbbench-ctrl-c-{}", std::process::id()));
+    let output = dir.join("run.json");
+    // The threads-against-tasks section takes seconds here: Ctrl-C once its first cell is
+    // written, and the run stops after the cell it is in.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbbench"))
+        .args(["run", "--quick", "--sections", "tasks,bulk", "--databases", "postgres"])
+        .arg("--database-url")
+        .arg(&url)
+        .arg("--output")
+        .arg(&output)
+        .arg("--report")
+        .arg(dir.join("page.html"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let database = format!("dbbench_{}", child.id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let read = bookstore_dbbench::results::DbBenchResults::read(&output);
+        if read.is_ok_and(|r| !r.tasks.is_empty()) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no cell written");
+        assert!(child.try_wait().unwrap().is_none(), "dbbench ended before a cell was written");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
+    assert!(status.success(), "{status}");
+    let results = bookstore_dbbench::results::DbBenchResults::read(&output).unwrap();
+    assert_eq!(results.run.status, "interrupted");
+    assert!(!results.tasks.is_empty() && results.tasks.len() < 7, "{}", results.tasks.len());
+    assert!(results.bulk.is_empty());
+    assert!(results.skipped.iter().any(|s| s == "Bulk: not run, the run was interrupted"));
+    assert!(dir.join("page.html").exists(), "the page of what was measured");
+    let mut conn = PgConnection::connect(&url).await.unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_database WHERE datname = $1")
+        .bind(&database)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "{database} left on the server");
     let _ = std::fs::remove_dir_all(dir);
 }
