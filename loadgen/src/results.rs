@@ -600,12 +600,10 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod documentation {
-    use super::*;
-    use crate::warnings::WarningKind;
-
-    /// Every key of `value`, recursively (array elements included).
+/// The field names of `document` (every key, nested ones and array elements' too) that
+/// `documentation` does not name in backticks: for the tests that keep a results format's
+/// documentation complete (RESULTS.md here, DBBENCH.md for dbbench).
+pub fn undocumented_fields(document: &impl Serialize, documentation: &str) -> Vec<String> {
     fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
         match value {
             serde_json::Value::Object(map) => {
@@ -618,6 +616,15 @@ mod documentation {
             _ => {}
         }
     }
+    let mut found = std::collections::BTreeSet::new();
+    keys(&serde_json::to_value(document).expect("a results document serializes"), &mut found);
+    found.into_iter().filter(|key| !documentation.contains(&format!("`{key}`"))).collect()
+}
+
+#[cfg(test)]
+mod documentation {
+    use super::*;
+    use crate::warnings::WarningKind;
 
     fn cell() -> Cell {
         let mut report = LoadReport::new(std::time::Duration::from_secs(1));
@@ -719,15 +726,12 @@ mod documentation {
             }],
             warnings: vec![WarningKind::StoppedEarly.into()],
         };
-        let mut found = std::collections::BTreeSet::new();
-        keys(&serde_json::to_value(&results).unwrap(), &mut found);
-        let documentation = include_str!("../RESULTS.md");
-        let undocumented: Vec<&String> = found
-            .iter()
-            // Status codes and error kinds are map keys, documented as lists.
-            .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))
-            .filter(|key| !documentation.contains(&format!("`{key}`")))
-            .collect();
+        let undocumented: Vec<String> =
+            undocumented_fields(&results, include_str!("../RESULTS.md"))
+                .into_iter()
+                // Status codes and error kinds are map keys, documented as lists.
+                .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))
+                .collect();
         assert!(undocumented.is_empty(), "fields missing from RESULTS.md: {undocumented:?}");
     }
 }

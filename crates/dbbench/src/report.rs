@@ -682,9 +682,6 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
         .collect(),
         skipped: results.skipped.clone(),
     };
-    let mut environment = minijinja::Environment::new();
-    environment.add_template("charts.html", loadgen::report::CHARTS_TEMPLATE)?;
-    environment.add_template("style.html", loadgen::report::STYLE_TEMPLATE)?;
-    environment.add_template("db-microbench.html", TEMPLATE)?;
+    let environment = loadgen::report::page_environment("db-microbench.html", TEMPLATE)?;
     Ok(environment.get_template("db-microbench.html")?.render(minijinja::value::Serde(&page))?)
 }

@@ -308,19 +308,6 @@ mod documentation {
     use super::*;
     use std::time::Duration;
 
-    fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
-        match value {
-            serde_json::Value::Object(map) => {
-                for (key, value) in map {
-                    out.insert(key.clone());
-                    keys(value, out);
-                }
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, out)),
-            _ => {}
-        }
-    }
-
     #[test]
     fn every_field_a_results_file_can_hold_is_documented() {
         let mut latency = crate::measure::histogram();
@@ -379,15 +366,13 @@ mod documentation {
             tasks: vec![TasksCell::new(Variant::TokioTasks, 1, 1, outcome)],
             skipped: vec![],
         };
-        let mut found = std::collections::BTreeSet::new();
-        keys(&serde_json::to_value(&results).unwrap(), &mut found);
         let documentation = include_str!("../DBBENCH.md");
-        let undocumented: Vec<&String> = found
-            .iter()
-            // Server settings' names, listed by the suite's doc and the databases' modules.
-            .filter(|key| *key != "fsync" && *key != "synchronous")
-            .filter(|key| !documentation.contains(&format!("`{key}`")))
-            .collect();
+        let undocumented: Vec<String> =
+            loadgen::results::undocumented_fields(&results, documentation)
+                .into_iter()
+                // Server settings' names, listed by the suite's doc and the databases' modules.
+                .filter(|key| key != "fsync" && key != "synchronous")
+                .collect();
         assert!(undocumented.is_empty(), "fields missing from DBBENCH.md: {undocumented:?}");
         // The enums' values too.
         for value in [

@@ -31,6 +31,22 @@ const SUMMARY_TEMPLATE: &str = include_str!("../../templates/summary.html");
 pub const CHARTS_TEMPLATE: &str = include_str!("../../templates/charts.html");
 /// The pages' style sheet (`{% include "style.html" %}` inside `<head>`).
 pub const STYLE_TEMPLATE: &str = include_str!("../../templates/style.html");
+/// The pages' shell: head, style, `<h1>{{ title }}</h1>`, then the page's `body` block.
+const PAGE_TEMPLATE: &str = include_str!("../../templates/page.html");
+
+/// A template environment for a page in this style: `{% extends "page.html" %}`, with
+/// `charts.html` to import; the page's own template is added as `name`.
+pub fn page_environment(
+    name: &'static str,
+    template: &'static str,
+) -> Result<Environment<'static>, minijinja::Error> {
+    let mut environment = Environment::new();
+    environment.add_template("charts.html", CHARTS_TEMPLATE)?;
+    environment.add_template("style.html", STYLE_TEMPLATE)?;
+    environment.add_template("page.html", PAGE_TEMPLATE)?;
+    environment.add_template(name, template)?;
+    Ok(environment)
+}
 
 /// What a row is about.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -455,10 +471,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         integrity: integrity(&dataset),
         method: method(&dataset),
     };
-    let mut environment = Environment::new();
-    environment.add_template("charts.html", CHARTS_TEMPLATE)?;
-    environment.add_template("style.html", STYLE_TEMPLATE)?;
-    environment.add_template("summary.html", SUMMARY_TEMPLATE)?;
+    let environment = page_environment("summary.html", SUMMARY_TEMPLATE)?;
     Ok(environment.get_template("summary.html")?.render(minijinja::value::Serde(&page))?)
 }
 
