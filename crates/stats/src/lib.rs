@@ -1,0 +1,104 @@
+//! How the workspace compares two measured things, one method for every page and tool: the
+//! suite's summary and `loadgen compare`, and dbbench's page.
+//!
+//! The question is always "is B faster than A, and by how much?", asked of rates measured
+//! on a machine whose speed drifts by tens of percent within minutes. So:
+//!
+//! - **Ratios, on the log scale.** A difference between stacks is a factor (1.23×), and
+//!   noise on a shared machine is multiplicative; `ln(b / a)` turns both into sums.
+//! - **Paired by round.** The suite measures the things it compares side by side in rounds,
+//!   the order rotating; within a round they share the machine's state of that minute, so
+//!   the per-round log ratio cancels the drift that a comparison of two averages keeps
+//!   ([`LogRatio::paired`]). Where no pairing exists (two separate runs, `loadgen compare`)
+//!   the same interval is Welch's, on the logs of each side ([`LogRatio::unpaired`]).
+//! - **A t-interval, not a bootstrap.** The default run has five rounds; a bootstrap of five
+//!   values can only resample those five and gives intervals too narrow to keep their
+//!   promise, where Student's t accounts for the few samples exactly when the log ratios are
+//!   near normal (they are: sums of many small effects, checked on the kept runs).
+//! - **Corrected for the number of comparisons.** A table of five stacks holds ten pairs; at
+//!   95% each, about one in two such tables would show a "difference" that is noise. Within
+//!   one family (one scenario × concurrency table) the p-values go through the
+//!   Benjamini–Hochberg procedure at `q` = 5%, and every interval of the family is shown at
+//!   the matching level `1 − R·q/m` (Benjamini & Yekutieli 2005: with `R` of `m` pairs
+//!   called different, these intervals cover the truth for the selected pairs at rate
+//!   `1 − q`). At that level an interval excludes 1 exactly when the procedure called the
+//!   pair different ([`family`]), so a page can never show an interval that says one thing
+//!   next to a verdict that says another. When nothing in a family differs, the procedure
+//!   holds the chance of any false call to `q` (its family-wise rate under the complete
+//!   null); the tests check that on simulated data.
+//!
+//! [`power`] answers the other question a reader has: how large a difference could this run
+//! have seen?
+
+mod family;
+mod power;
+mod ratio;
+mod summary;
+
+pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, family};
+pub use power::{min_detectable_ratio, power_of};
+pub use ratio::LogRatio;
+pub use summary::Summary;
+
+/// The two-sided critical value of Student's t with `df` degrees of freedom at level
+/// `1 − alpha` (e.g. 2.776 for df 4, alpha 0.05); the normal's for infinite `df`.
+pub fn t_critical(df: f64, alpha: f64) -> f64 {
+    t_quantile(df, 1.0 - alpha / 2.0)
+}
+
+/// Student's t with `df` degrees of freedom (at least 1), or the standard normal for an
+/// infinite `df` (statrs's t quantile does not terminate there).
+fn distribution(df: f64) -> Box<dyn statrs::distribution::ContinuousCDF<f64, f64>> {
+    use statrs::distribution::{Normal, StudentsT};
+    if df.is_finite() {
+        Box::new(StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df ≥ 1, unit scale: valid"))
+    } else {
+        Box::new(Normal::standard())
+    }
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom.
+pub(crate) fn t_quantile(df: f64, p: f64) -> f64 {
+    distribution(df).inverse_cdf(p)
+}
+
+/// The lower-tail probability of `x` under Student's t with `df` degrees of freedom.
+pub(crate) fn t_cdf(x: f64, df: f64) -> f64 {
+    distribution(df).cdf(x)
+}
+
+/// The two-sided p-value of `t` under Student's t with `df` degrees of freedom.
+pub(crate) fn t_p_value(t: f64, df: f64) -> f64 {
+    (2.0 * distribution(df).sf(t.abs())).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn critical_values_match_the_tables() {
+        for (df, alpha, expected) in [
+            (1.0, 0.05, 12.706),
+            (4.0, 0.05, 2.776),
+            (4.0, 0.005, 5.598),
+            (9.0, 0.05, 2.262),
+            (30.0, 0.05, 2.042),
+            (f64::INFINITY, 0.05, 1.960),
+        ] {
+            let t = t_critical(df, alpha);
+            assert!((t - expected).abs() < 0.001, "df {df}, alpha {alpha}: {t}");
+        }
+    }
+
+    #[test]
+    fn p_values_invert_the_critical_values() {
+        for df in [2.0, 4.0, 12.0] {
+            for alpha in [0.05, 0.01, 0.005] {
+                let p = t_p_value(t_critical(df, alpha), df);
+                assert!((p - alpha).abs() < 1e-9, "df {df}: {p} vs {alpha}");
+            }
+        }
+        assert_eq!(t_p_value(0.0, 4.0), 1.0);
+    }
+}

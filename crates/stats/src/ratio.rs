@@ -1,0 +1,127 @@
+//! One comparison: the log ratio of B to A, its standard error and degrees of freedom.
+
+use crate::{t_critical, t_p_value};
+
+/// `ln(b / a)` estimated from samples: its mean, standard error and degrees of freedom,
+/// from which [`crate::family`] draws the verdict and the interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogRatio {
+    /// Samples behind it: pairs (paired), or the smaller side (unpaired).
+    pub n: usize,
+    /// Estimated `ln(b / a)`; `exp` of it is the ratio shown (a geometric mean of ratios).
+    pub mean: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// Degrees of freedom of its t statistic (Welch–Satterthwaite when unpaired).
+    pub df: f64,
+}
+
+fn mean_and_variance(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, variance)
+}
+
+fn logs(values: impl IntoIterator<Item = f64>) -> Option<Vec<f64>> {
+    values.into_iter().map(|v| (v > 0.0 && v.is_finite()).then(|| v.ln())).collect()
+}
+
+impl LogRatio {
+    /// From `(a, b)` measured side by side, one pair per round: the mean of `ln(b / a)`.
+    /// `None` with fewer than two pairs (no spread, so no interval) or a rate that is not
+    /// positive (a target that served nothing is not compared by ratio).
+    pub fn paired(pairs: &[(f64, f64)]) -> Option<Self> {
+        if pairs.len() < 2 {
+            return None;
+        }
+        let a = logs(pairs.iter().map(|p| p.0))?;
+        let b = logs(pairs.iter().map(|p| p.1))?;
+        let differences: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+        let (mean, variance) = mean_and_variance(&differences);
+        let n = differences.len();
+        Some(Self { n, mean, se: (variance / n as f64).sqrt(), df: (n - 1) as f64 })
+    }
+
+    /// From two independent sets of samples (two runs): Welch's t on the logs.
+    pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Self> {
+        if a.len() < 2 || b.len() < 2 {
+            return None;
+        }
+        let (a, b) = (logs(a.iter().copied())?, logs(b.iter().copied())?);
+        let ((mean_a, var_a), (mean_b, var_b)) = (mean_and_variance(&a), mean_and_variance(&b));
+        let (va, vb) = (var_a / a.len() as f64, var_b / b.len() as f64);
+        let se = (va + vb).sqrt();
+        let df = if se > 0.0 {
+            (va + vb).powi(2)
+                / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64)
+        } else {
+            (a.len() + b.len() - 2) as f64
+        };
+        Some(Self { n: a.len().min(b.len()), mean: mean_b - mean_a, se, df })
+    }
+
+    /// The estimated ratio `b / a`.
+    pub fn ratio(&self) -> f64 {
+        self.mean.exp()
+    }
+
+    /// The two-sided p-value of "no difference" (ratio 1). Exactly 0 or 1 when every round
+    /// gave the same ratio (no spread: the difference is certain, or there is none).
+    pub fn p_value(&self) -> f64 {
+        if self.se == 0.0 {
+            return if self.mean == 0.0 { 1.0 } else { 0.0 };
+        }
+        t_p_value(self.mean / self.se, self.df)
+    }
+
+    /// The interval of the ratio at level `1 − alpha`, as `(low, high)`.
+    pub fn interval(&self, alpha: f64) -> (f64, f64) {
+        let half = t_critical(self.df, alpha) * self.se;
+        ((self.mean - half).exp(), (self.mean + half).exp())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_cancel_what_both_sides_share() {
+        // B is 20% faster in every round while the machine drifts by half: the ratio is
+        // certain, the averages' spread is not.
+        let pairs: Vec<(f64, f64)> =
+            [100.0, 150.0, 80.0, 120.0].iter().map(|&a| (a, a * 1.2)).collect();
+        let ratio = LogRatio::paired(&pairs).unwrap();
+        assert!((ratio.ratio() - 1.2).abs() < 1e-12);
+        assert!(ratio.se < 1e-12 && ratio.p_value() < 1e-12, "{ratio:?}");
+        let unpaired = LogRatio::unpaired(
+            &pairs.iter().map(|p| p.0).collect::<Vec<_>>(),
+            &pairs.iter().map(|p| p.1).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!((unpaired.ratio() - 1.2).abs() < 1e-12);
+        assert!(unpaired.p_value() > 0.05, "drift hides it without pairing");
+    }
+
+    #[test]
+    fn the_interval_is_a_t_interval_of_the_mean_log_ratio() {
+        // ln ratios 0.1, 0.2, 0.3: mean 0.2, sd 0.1, se 0.0577; t(2, 95%) = 4.303.
+        let pairs: Vec<(f64, f64)> = [0.1f64, 0.2, 0.3].iter().map(|d| (1.0, d.exp())).collect();
+        let ratio = LogRatio::paired(&pairs).unwrap();
+        let (low, high) = ratio.interval(0.05);
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!((low.ln() - (0.2 - half)).abs() < 1e-3, "{low}");
+        assert!((high.ln() - (0.2 + half)).abs() < 1e-3, "{high}");
+        assert_eq!(ratio.df, 2.0);
+    }
+
+    #[test]
+    fn too_few_or_empty_samples_give_no_comparison() {
+        assert!(LogRatio::paired(&[(1.0, 2.0)]).is_none());
+        assert!(LogRatio::paired(&[(1.0, 2.0), (0.0, 2.0)]).is_none());
+        assert!(LogRatio::unpaired(&[1.0], &[1.0, 2.0]).is_none());
+        let same = LogRatio::paired(&[(3.0, 3.0), (4.0, 4.0)]).unwrap();
+        assert_eq!((same.ratio(), same.p_value()), (1.0, 1.0));
+    }
+}
