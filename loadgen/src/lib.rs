@@ -8,6 +8,7 @@
 //! - [`results`]: the versioned results document every report is rendered from.
 //! - [`warnings`]: reasons not to trust a number, with what to do.
 //! - [`suite`]: `loadgen suite`, SPEC §5 end to end.
+//! - [`outcome`]: what a finished run says to a script (its exit status).
 //! - [`merge`]: `loadgen merge`, the shards of a run on several hosts as one run.
 //! - [`report`]: the HTML summary of a results file.
 //! - [`progress`]: what the suite is doing, on a terminal or in a log.
@@ -20,6 +21,7 @@ pub mod engine;
 pub mod environment;
 pub mod http;
 pub mod merge;
+pub mod outcome;
 pub mod procfs;
 pub mod progress;
 pub mod report;

@@ -43,16 +43,23 @@ struct SuiteArgs {
     /// Connections per cell, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "128,256")]
     concurrency: Vec<u32>,
-    /// Warm-up before each window.
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    /// The shortest warm-up before each window; it lasts until every connection has had an
+    /// answer (at most 5 s).
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
     warmup: Duration,
-    /// Each measurement window.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    /// The shortest measurement window; it lasts until it holds one answer per connection
+    /// (at most 4 × this).
+    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
     duration: Duration,
-    /// Measurements per cell.
+    /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
+    /// side by side, and are compared round by round (at least 2 for a verdict).
+    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
+    /// Run the rounds this many times over (rounds × repeat windows per cell).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
-    /// A short run: 0.3 s warm-up and 1 s windows (overrides --warmup and --duration).
+    /// A short run: 3 rounds of 250 ms windows after 100 ms warm-ups (overrides --rounds,
+    /// --warmup and --duration).
     #[arg(long)]
     quick: bool,
     /// `--pool-max` of every stack and of the database ceiling.
@@ -146,6 +153,10 @@ struct CompareArgs {
     /// Also write the comparison as HTML here.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Exit with status 3 when a target got slower by more than PCT percent and the
+    /// difference is distinguishable from noise (for CI pipelines).
+    #[arg(long, value_name = "PCT")]
+    fail_on_regression: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -194,17 +205,22 @@ fn default_client_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Rounds per cell by default: the fewest at which this machine's noise (a per-round
+/// log-ratio spread of about 0.07 in 0.5 s windows) still lets a family of ten pairs see a
+/// 25% difference four times in five (README, "How verdicts are made").
+const DEFAULT_ROUNDS: u32 = 5;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Suite(args) => suite(*args),
-        Command::Report(args) => report(&args.results, &args.output),
+        Command::Report(args) => report(&args.results, &args.output).map(|()| 0),
         Command::Compare(args) => compare(&args),
-        Command::Merge(args) => merge(&args),
-        Command::Http(args) => http(args),
+        Command::Merge(args) => merge(&args).map(|()| 0),
+        Command::Http(args) => http(args).map(|()| 0),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("loadgen: {error:#}");
             ExitCode::FAILURE
@@ -216,7 +232,7 @@ fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn suite(args: SuiteArgs) -> anyhow::Result<()> {
+fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let mut database_url = args.database_url;
     let targets = if args.compose {
         database_url.get_or_insert_with(|| loadgen::suite::COMPOSE_DATABASE_URL.to_owned());
@@ -254,10 +270,10 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     if args.concurrency.is_empty() || args.concurrency.contains(&0) {
         anyhow::bail!("--concurrency needs one or more positive numbers");
     }
-    let (warmup, duration) = if args.quick {
-        (Duration::from_millis(300), Duration::from_secs(1))
+    let (warmup, duration, rounds) = if args.quick {
+        (Duration::from_millis(100), Duration::from_millis(250), 3)
     } else {
-        (args.warmup, args.duration)
+        (args.warmup, args.duration, args.rounds)
     };
     if duration.is_zero() {
         anyhow::bail!("--duration must be longer than zero");
@@ -280,6 +296,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         concurrency: args.concurrency,
         warmup,
         duration,
+        rounds,
         repeat: args.repeat,
         pool_max: args.pool_max,
         server_workers: args.server_workers.unwrap_or_else(cpus).max(1),
@@ -306,6 +323,10 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
     let results = loadgen::suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
     let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
+    let problems = loadgen::outcome::problems(&results);
+    for problem in &problems {
+        eprintln!("loadgen: {}", problem.line());
+    }
     eprintln!(
         "loadgen: {} in {:.0} s: {measured} of {} stacks measured; results {}, summary {}",
         results.run.status,
@@ -314,7 +335,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<()> {
         output.display(),
         args.report.display()
     );
-    Ok(())
+    Ok(loadgen::outcome::exit_code(&problems))
 }
 
 fn merge(args: &MergeArgs) -> anyhow::Result<()> {
@@ -335,17 +356,32 @@ fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<loadgen::results::RunResult
     paths.iter().map(|path| loadgen::results::RunResults::read(path)).collect()
 }
 
-fn compare(args: &CompareArgs) -> anyhow::Result<()> {
+fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
     let (base, new) = (read_all(&args.base)?, read_all(&args.new)?);
     let changes = loadgen::report::compare::compare(&base, &new);
     anyhow::ensure!(!changes.is_empty(), "the two sides have no cell in common");
+    let pairs = loadgen::report::compare::pair_verdicts(&base, &new);
     print!("{}", loadgen::report::compare::table(&changes));
+    println!();
+    print!("{}", loadgen::report::compare::pairs_table(&pairs));
     if let Some(output) = &args.output {
-        let page = loadgen::report::compare::render(&base, &new, &changes)?;
+        let page = loadgen::report::compare::render(&base, &new, &changes, &pairs)?;
         std::fs::write(output, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
     }
-    Ok(())
+    let Some(percent) = args.fail_on_regression else { return Ok(0) };
+    let regressions: Vec<_> =
+        changes.iter().filter(|c| c.regressed_by_more_than(percent)).collect();
+    for change in &regressions {
+        eprintln!(
+            "loadgen: regression: {} · {} · c = {}: {}",
+            change.target,
+            change.scenario,
+            change.concurrency,
+            change.comparison.map(|c| c.text()).unwrap_or_default()
+        );
+    }
+    Ok(if regressions.is_empty() { 0 } else { loadgen::report::compare::EXIT_REGRESSION })
 }
 
 fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
@@ -388,18 +424,12 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
         rate_rps: args.rate,
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
+        settle: None,
     };
     let mut cpu = ClientCpu { start: 0.0, end: 0.0 };
     let report = engine::run_http(&plan, addr, Arc::new(workload), 0, &mut cpu);
     let mode = args.rate.map_or(LoadMode::Closed, |rate_rps| LoadMode::Open { rate_rps });
-    let mut cell = Cell::from_report(
-        "http",
-        plan.connections as u32,
-        0,
-        mode,
-        args.warmup.as_secs_f64(),
-        &report,
-    );
+    let mut cell = Cell::from_report("http", plan.connections as u32, 0, mode, &report);
     cell.cpu_seconds.client = cpu.end - cpu.start;
     let latency = cell.latency_ok_us;
     println!(

@@ -82,13 +82,13 @@ fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
             ));
         }
         let (a, b) = (&parts[0].settings, &part.settings);
-        if (&a.stacks, &a.scenarios, &a.concurrency, a.repeat)
-            != (&b.stacks, &b.scenarios, &b.concurrency, b.repeat)
+        if (&a.stacks, &a.scenarios, &a.concurrency, a.rounds, a.repeat)
+            != (&b.stacks, &b.scenarios, &b.concurrency, b.rounds, b.repeat)
             || a.warmup_seconds != b.warmup_seconds
             || a.window_seconds != b.window_seconds
         {
             return Err(format!(
-                "{} and {} ran different settings (stacks, scenarios, concurrency, warm-up, window or repeat)",
+                "{} and {} ran different settings (stacks, scenarios, concurrency, warm-up, window, rounds or repeat)",
                 parts[0].run.id, part.run.id
             ));
         }
@@ -135,11 +135,11 @@ fn merge_stack(parts: &[RunResults], name: &str) -> Result<StackResults, String>
     merged.cells = Vec::new();
     let mut partial = 0;
     for cell in &entries[0].1.cells {
-        let key = (&cell.scenario, cell.concurrency, cell.repeat);
+        let key = (&cell.scenario, cell.concurrency, cell.round);
         let same: Vec<&Cell> = entries
             .iter()
             .filter_map(|(_, s)| {
-                s.cells.iter().find(|c| (&c.scenario, c.concurrency, c.repeat) == key)
+                s.cells.iter().find(|c| (&c.scenario, c.concurrency, c.round) == key)
             })
             .collect();
         if same.len() == entries.len() {
@@ -262,7 +262,7 @@ fn merged_warnings(parts: &[&Cell], merged: &Cell) -> Vec<Warning> {
         .filter(|w| matches!(w.kind, WarningKind::ClientCpuHigh { .. }))
         .cloned()
         .collect();
-    found.extend(crate::suite::load_warnings(merged, merged.concurrency));
+    found.extend(crate::warnings::load_warnings(merged, merged.concurrency));
     let starts = merged.shards.iter().map(|s| s.window_started_unix_seconds);
     let spread_seconds = starts.clone().fold(f64::MIN, f64::max) - starts.fold(f64::MAX, f64::min);
     if merged.shards.len() > 1
@@ -294,7 +294,7 @@ mod tests {
         report.measure.rejected = rejected;
         report.measure.by_status.insert(201, latencies_us.len() as u64);
         report.warmup.ok = extra_ok;
-        let mut cell = Cell::from_report("checkoutCreate", 8, 0, LoadMode::Closed, 1.0, &report);
+        let mut cell = Cell::from_report("checkoutCreate", 8, 0, LoadMode::Closed, &report);
         cell.timeline = vec![TimelineSecond {
             second: 0,
             ok: latencies_us.len() as u64,
@@ -343,6 +343,9 @@ mod tests {
                 concurrency: vec![8],
                 warmup_seconds: 1.0,
                 window_seconds: 2.0,
+                warmup_max_seconds: None,
+                window_max_seconds: None,
+                rounds: 1,
                 repeat: 1,
                 pool_max: 32,
                 server_workers: 2,
@@ -386,6 +389,7 @@ mod tests {
             acknowledged_checkouts: cell.counts.ok + cell.warmup_counts.ok,
             negative_stock_books: 0,
             stock_mismatches: 0,
+            unjustified_refusals: 0,
             failures: vec![],
         });
         cell
@@ -505,7 +509,7 @@ mod tests {
     fn two_cells(index: u32) -> RunResults {
         let mut run = shard(index, 2, cell(index, &[100], 0, 0));
         let mut second = cell(index, &[200], 0, 0);
-        second.repeat = 1;
+        second.round = 1;
         run.stacks[0].cells.push(second);
         run
     }

@@ -23,8 +23,8 @@ use crate::warnings::Warning;
 pub const SCHEMA: &str = "bookstore-bench/results";
 /// Identifies a single-cell document written by `loadgen http --json`.
 pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
-/// The version of both documents' layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of both documents' layout: 2 since cells are measured in rounds.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole suite run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -128,11 +128,21 @@ pub struct Settings {
     pub scenarios: Vec<String>,
     /// Connections (closed-loop virtual users) per cell.
     pub concurrency: Vec<u32>,
-    /// Warm-up before each measurement.
+    /// The shortest warm-up before each window.
     pub warmup_seconds: f64,
-    /// Each measurement window.
+    /// The shortest window.
     pub window_seconds: f64,
-    /// Measurements per cell.
+    /// With the settle rule (see `warmup_max_seconds`): the longest warm-up, which otherwise
+    /// lasts until every connection has had an answer. Absent: phases by the clock only
+    /// (`--shard`, whose clients keep a shared schedule).
+    pub warmup_max_seconds: Option<f64>,
+    /// With the settle rule: the longest window, which otherwise lasts until it holds one
+    /// answer per connection.
+    pub window_max_seconds: Option<f64>,
+    /// `--rounds`: rounds per cell before `repeat` multiplies them.
+    pub rounds: u32,
+    /// `--repeat`: the rounds are run this many times over (rounds × repeat measurements
+    /// per cell).
     pub repeat: u32,
     /// `--pool-max` given to every stack (and the DB ceiling's pool).
     pub pool_max: u32,
@@ -213,7 +223,8 @@ pub enum LoadMode {
     },
 }
 
-/// One measured cell: scenario × concurrency (× repeat) against one target.
+/// One measured window: scenario × concurrency × round against one target. A report's
+/// "cell" is all rounds of one target, scenario and concurrency.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Cell {
@@ -221,17 +232,22 @@ pub struct Cell {
     pub scenario: String,
     /// Connections.
     pub concurrency: u32,
-    /// Which repetition (0-based).
-    pub repeat: u32,
+    /// The round it was measured in (0-based): windows of the same round and block were
+    /// measured side by side, and are compared pair by pair.
+    pub round: u32,
+    /// For a ceiling measured at a concurrency of its own (the database ceiling, one client
+    /// per pooled connection): the concurrency of the stacks' cells it was measured beside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside_concurrency: Option<u32>,
     /// When its warm-up began, in seconds since the run started (absent in files written
     /// before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_seconds: Option<f64>,
     /// How load was offered.
     pub mode: LoadMode,
-    /// Warm-up before the window.
+    /// The warm-up as it was.
     pub warmup_seconds: f64,
-    /// The measurement window.
+    /// The measurement window as it was.
     pub window_seconds: f64,
     /// Every response completed in the window, per second.
     pub throughput_rps: f64,
@@ -438,6 +454,9 @@ pub struct Audit {
     /// Books whose seeded stock minus current stock differs from the quantity of their
     /// checkouts.
     pub stock_mismatches: u64,
+    /// 409 `out_of_stock` answers (warm-up, window and drain) for books that still had the
+    /// stock after the cell: refusals that were not honest. Counted as errors in `counts`.
+    pub unjustified_refusals: u64,
     /// What failed, one line each.
     pub failures: Vec<String>,
 }
@@ -448,18 +467,18 @@ impl Cell {
     pub fn from_report(
         scenario: &str,
         concurrency: u32,
-        repeat: u32,
+        round: u32,
         mode: LoadMode,
-        warmup_seconds: f64,
         report: &LoadReport,
     ) -> Self {
         Self {
             scenario: scenario.to_owned(),
             concurrency,
-            repeat,
+            round,
+            beside_concurrency: None,
             started_seconds: None,
             mode,
-            warmup_seconds,
+            warmup_seconds: report.warmup_elapsed.as_secs_f64(),
             window_seconds: report.window.as_secs_f64(),
             throughput_rps: report.throughput_rps(),
             goodput_rps: report.goodput_rps(),
@@ -632,7 +651,8 @@ mod documentation {
         report.latency_rejected_us.record(100).unwrap();
         report.measure.by_status.insert(200, 1);
         report.measure.errors[0] = 1;
-        let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, 1.0, &report);
+        let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
+        cell.beside_concurrency = Some(2);
         cell.sql = Some(SqlStats {
             statements_per_request: 1.0,
             statements: 1,
@@ -645,6 +665,7 @@ mod documentation {
             acknowledged_checkouts: 0,
             negative_stock_books: 0,
             stock_mismatches: 0,
+            unjustified_refusals: 0,
             failures: vec![],
         });
         cell.warnings = vec![
@@ -652,7 +673,9 @@ mod documentation {
             WarningKind::ErrorRateHigh { error_fraction: 1.0 }.into(),
             WarningKind::InFlightLow { mean_in_flight: 1.0, concurrency: 2 }.into(),
             WarningKind::AuditFailed { failures: vec![] }.into(),
-            WarningKind::WindowShort { window_seconds: 1.0 }.into(),
+            WarningKind::FewRounds { rounds: 1 }.into(),
+            WarningKind::WarmupUnsettled { answered: 1, connections: 2 }.into(),
+            WarningKind::WindowFewAnswers { answers: 1, connections: 2 }.into(),
             WarningKind::ServerCrashed { detail: String::new() }.into(),
             WarningKind::StoppedEarly.into(),
             WarningKind::InvalidResponses { problems: vec![] }.into(),
@@ -700,6 +723,9 @@ mod documentation {
                 concurrency: vec![],
                 warmup_seconds: 0.0,
                 window_seconds: 0.0,
+                warmup_max_seconds: Some(1.0),
+                window_max_seconds: Some(1.0),
+                rounds: 1,
                 repeat: 1,
                 pool_max: 1,
                 server_workers: 1,

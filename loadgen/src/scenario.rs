@@ -42,10 +42,13 @@ pub enum Scenario {
     CheckoutSoldOut,
 }
 
+/// The quantity every checkout of the scenarios asks for.
+pub const CHECKOUT_QUANTITY: i32 = 1;
+
 /// The write body of SPEC §4.
 fn checkout_body(book_id: i64) -> String {
     format!(
-        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":1}}"#
+        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":{CHECKOUT_QUANTITY}}}"#
     )
 }
 
@@ -206,7 +209,7 @@ impl Scenario {
                     book_id: book_id.unwrap_or(FIRST_ORDINARY_BOOK),
                     customer_name: "Benchmark User".into(),
                     customer_email: "bench@example.com".into(),
-                    quantity: 1,
+                    quantity: CHECKOUT_QUANTITY,
                 };
                 match store.checkout(order).await {
                     Err(bookstore_domain::Error::OutOfStock { .. }) => return Outcome::Rejected,

@@ -1,6 +1,9 @@
-//! Reasons not to trust a number yet, each with what to do about it.
+//! Reasons not to trust a number yet, each with what to do about it — and the gates: the
+//! kinds of warning that disqualify a cell, which is then never ranked or compared.
 
 use serde::{Deserialize, Serialize};
+
+use crate::results::{Cell, LoadMode};
 
 /// Client CPU above this share of its machine's cores: the client may be the bottleneck.
 pub const CLIENT_CPU_LIMIT: f64 = 0.70;
@@ -8,8 +11,8 @@ pub const CLIENT_CPU_LIMIT: f64 = 0.70;
 pub const ERROR_RATE_LIMIT: f64 = 0.01;
 /// Mean in flight below this share of the concurrency: the client did not hold it.
 pub const IN_FLIGHT_FLOOR: f64 = 0.90;
-/// Windows shorter than this are too short to trust.
-pub const SHORT_WINDOW_SECONDS: f64 = 3.0;
+/// Fewer rounds than this give no interval (one round has no spread to measure).
+pub const MIN_ROUNDS: u32 = 2;
 
 /// A warning as stored in the results: what, with its data, and the sentence to show.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -47,10 +50,26 @@ pub enum WarningKind {
         /// What failed.
         failures: Vec<String>,
     },
-    /// The window was shorter than [`SHORT_WINDOW_SECONDS`].
-    WindowShort {
-        /// The window.
-        window_seconds: f64,
+    /// Fewer than [`MIN_ROUNDS`] rounds per cell: no interval, so no verdict.
+    FewRounds {
+        /// Rounds per cell (rounds × repeat).
+        rounds: u32,
+    },
+    /// The warm-up reached its longest before every connection had an answer: the window
+    /// may hold the start's synchronised burst.
+    WarmupUnsettled {
+        /// Connections that had an answer by then (from the counts: at least this many).
+        answered: u64,
+        /// Connections of the cell.
+        connections: u32,
+    },
+    /// The window reached its longest with fewer answers than connections: its rate rests on
+    /// less than one request cycle of the closed loop.
+    WindowFewAnswers {
+        /// Answers in the window.
+        answers: u64,
+        /// Connections of the cell.
+        connections: u32,
     },
     /// The server process exited during the run.
     ServerCrashed {
@@ -89,6 +108,85 @@ pub enum WarningKind {
 /// target together for the whole window.
 pub const SHARD_LATE_FRACTION: f64 = 0.10;
 
+impl WarningKind {
+    /// Whether a cell with this warning is disqualified: never ranked, starred, compared or
+    /// used in an axis verdict, and shown with this as its reason. These are the integrity
+    /// gates: the stack lost or invented work, answered wrongly, failed too often, was not
+    /// under the load asked for, or died.
+    pub fn disqualifies(&self) -> bool {
+        matches!(
+            self,
+            WarningKind::AuditFailed { .. }
+                | WarningKind::InvalidResponses { .. }
+                | WarningKind::ErrorRateHigh { .. }
+                | WarningKind::InFlightLow { .. }
+                | WarningKind::ServerCrashed { .. }
+        )
+    }
+}
+
+/// Why a window is disqualified (the first gate it failed), or `None`.
+pub fn disqualification(cell: &Cell) -> Option<&Warning> {
+    cell.warnings.iter().find(|w| w.kind.disqualifies())
+}
+
+/// The warnings a window measured by this client deserves, with `cpus` the client machine's
+/// logical CPUs.
+pub fn cell_warnings(cell: &Cell, cpus: usize) -> Vec<Warning> {
+    let used_fraction = cell.cpu_seconds.client / cell.window_seconds / cpus.max(1) as f64;
+    let mut found = Vec::new();
+    if used_fraction > CLIENT_CPU_LIMIT {
+        found.push(Warning::from(WarningKind::ClientCpuHigh { used_fraction }));
+    }
+    // A shard held its own share of the connections.
+    let connections = match cell.shards.as_slice() {
+        [own] => own.connections,
+        _ => cell.concurrency,
+    };
+    found.extend(load_warnings(cell, connections));
+    if let Some(part) = cell.shards.first()
+        && part.late_seconds > SHARD_LATE_FRACTION * cell.window_seconds
+    {
+        found.push(Warning::from(WarningKind::ShardLate { late_seconds: part.late_seconds }));
+    }
+    found
+}
+
+/// The warnings about what a window's load and answers were, whoever measured it (one
+/// client, or several merged), against the `connections` that were to be in flight. The
+/// gravest first: a disqualified cell shows the first gate it failed.
+pub fn load_warnings(cell: &Cell, connections: u32) -> Vec<Warning> {
+    let mut found = Vec::new();
+    if let Some(audit) = &cell.audit
+        && !audit.passed
+    {
+        found.push(WarningKind::AuditFailed { failures: audit.failures.clone() });
+    }
+    if !cell.problems.is_empty() {
+        found.push(WarningKind::InvalidResponses { problems: cell.problems.clone() });
+    }
+    let total = cell.counts.total();
+    if total > 0 {
+        let error_fraction = cell.counts.errors as f64 / total as f64;
+        if error_fraction > ERROR_RATE_LIMIT {
+            found.push(WarningKind::ErrorRateHigh { error_fraction });
+        }
+    }
+    // An open loop holds what its rate needs in flight, not the connections.
+    if cell.mode == LoadMode::Closed
+        && cell.mean_in_flight < IN_FLIGHT_FLOOR * f64::from(connections)
+    {
+        found.push(WarningKind::InFlightLow {
+            mean_in_flight: cell.mean_in_flight,
+            concurrency: connections,
+        });
+    }
+    if cell.stopped_early {
+        found.push(WarningKind::StoppedEarly);
+    }
+    found.into_iter().map(Warning::from).collect()
+}
+
 impl From<WarningKind> for Warning {
     fn from(kind: WarningKind) -> Self {
         let message = match &kind {
@@ -109,8 +207,14 @@ impl From<WarningKind> for Warning {
                     failures.join("; ")
                 )
             }
-            WarningKind::WindowShort { window_seconds } => format!(
-                "a {window_seconds:.1} s window is short: use --duration 3s or more for numbers to publish"
+            WarningKind::FewRounds { rounds } => format!(
+                "{rounds} round(s) per cell: no interval and no verdict is possible below {MIN_ROUNDS}; run with --rounds 5 or more"
+            ),
+            WarningKind::WarmupUnsettled { answered, connections } => format!(
+                "the warm-up ended at its longest with {answered} of {connections} connections answered: the window may include the start's burst; raise --warmup"
+            ),
+            WarningKind::WindowFewAnswers { answers, connections } => format!(
+                "the window ended at its longest with {answers} answers for {connections} connections (less than one request cycle): its rate is coarse; raise --duration"
             ),
             WarningKind::ServerCrashed { detail } => {
                 format!(
@@ -141,6 +245,45 @@ impl From<WarningKind> for Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_results_documentation_states_the_limits_the_code_applies() {
+        let doc = include_str!("../RESULTS.md");
+        let percent = |share: f64| format!("{}", (share * 1000.0).round() / 10.0);
+        for phrase in [
+            format!("more than {}% of the machine's CPU", percent(CLIENT_CPU_LIMIT)),
+            format!("more than {}% of the window's requests", percent(ERROR_RATE_LIMIT)),
+            format!("fewer than {}% of the connections", percent(IN_FLIGHT_FLOOR)),
+            format!("fewer than {MIN_ROUNDS} rounds per cell"),
+            format!("more than {}% of the window after its slot", percent(SHARD_LATE_FRACTION)),
+        ] {
+            assert!(doc.contains(&phrase), "RESULTS.md does not say {phrase:?}");
+        }
+    }
+
+    #[test]
+    fn the_gates_are_the_integrity_failures_and_nothing_else() {
+        let gates: Vec<bool> = [
+            WarningKind::AuditFailed { failures: vec![] },
+            WarningKind::InvalidResponses { problems: vec![] },
+            WarningKind::ErrorRateHigh { error_fraction: 0.5 },
+            WarningKind::InFlightLow { mean_in_flight: 1.0, concurrency: 8 },
+            WarningKind::ServerCrashed { detail: String::new() },
+        ]
+        .iter()
+        .map(WarningKind::disqualifies)
+        .collect();
+        assert!(gates.iter().all(|g| *g));
+        for kind in [
+            WarningKind::ClientCpuHigh { used_fraction: 0.9 },
+            WarningKind::StoppedEarly,
+            WarningKind::FewRounds { rounds: 1 },
+            WarningKind::WarmupUnsettled { answered: 1, connections: 2 },
+            WarningKind::WindowFewAnswers { answers: 1, connections: 2 },
+        ] {
+            assert!(!kind.disqualifies(), "{kind:?}");
+        }
+    }
 
     #[test]
     fn every_message_says_what_to_do_or_what_happened() {

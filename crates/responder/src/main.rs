@@ -4,8 +4,10 @@
 //! cargo run --release -p bookstore-responder -- --bind 127.0.0.1:0 --threads 2
 //! ```
 //!
-//! Every request, whatever its method or path, gets `200` with `{"status":"UP"}`,
-//! `Content-Type: application/json` and a `Content-Length`. One current-thread tokio runtime
+//! Every request gets `200` with `Content-Type: application/json` and a `Content-Length`,
+//! and canned bytes: for `/api/books/bench/small-json` a small-json document of the
+//! contract's shape (so the suite can measure it beside the stacks' `smallJson`), for any
+//! other method or path `{"status":"UP"}`. One current-thread tokio runtime
 //! per thread, each accepting on its own `SO_REUSEPORT` listener on the same address (the
 //! layout of TechEmpower's fastest axum entry), so the kernel spreads connections and no
 //! task or wake-up crosses threads. The load generator's calibration drives it to test the
@@ -41,6 +43,10 @@ struct Args {
 }
 
 const BODY: &[u8] = br#"{"status":"UP"}"#;
+/// The small-json document of SPEC §3, canned: the stacks build theirs per request (with
+/// the time); the ceiling may not.
+const SMALL_JSON: &[u8] = br#"{"service":"responder","version":1,"now":"2026-01-01T00:00:00.000000Z","tags":["responder","canned","none","benchmark"]}"#;
+const SMALL_JSON_PATH: &str = "/api/books/bench/small-json";
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -86,8 +92,11 @@ fn serve(listener: std::net::TcpListener) -> anyhow::Result<()> {
     })
 }
 
-async fn respond(_: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let mut response = Response::new(Full::new(Bytes::from_static(BODY)));
+async fn respond(
+    request: Request<hyper::body::Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = if request.uri().path() == SMALL_JSON_PATH { SMALL_JSON } else { BODY };
+    let mut response = Response::new(Full::new(Bytes::from_static(body)));
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
 }

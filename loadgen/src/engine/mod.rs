@@ -25,7 +25,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use conn::Response;
@@ -107,6 +107,25 @@ pub struct LoadPlan {
     pub stop: Arc<AtomicBool>,
     /// Completed requests so far, for a live display; each thread adds to its own slot.
     pub live: Option<Arc<LiveCounter>>,
+    /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
+    /// `duration` exactly (clients on several hosts keep a shared schedule that way).
+    pub settle: Option<Settle>,
+}
+
+/// When the warm-up and the window end by what was answered, not only by the clock: the
+/// rule that keeps a short window meaningful for slow requests (a request cycle of a closed
+/// loop is `connections / rate`, 1.6 s for the slowest scenario at 256 connections).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// The warm-up lasts at least [`LoadPlan::warmup`] and until every connection has had an
+    /// answer (the first, synchronised burst is over and the queue is in its steady order),
+    /// but at most this long.
+    pub warmup_max: Duration,
+    /// The window lasts at least [`LoadPlan::duration`] and until it holds this many
+    /// answers…
+    pub window_min_completions: u64,
+    /// …but at most this long.
+    pub window_max: Duration,
 }
 
 /// Requests completed so far, one cache line per client thread (no contention).
@@ -149,21 +168,70 @@ impl WindowHooks for () {}
 
 /// How long a failed connect waits before the next attempt, to not spin on a dead target.
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
-/// How long the threads get to start and connect before the warm-up starts.
-pub(crate) const START_DELAY: Duration = Duration::from_millis(300);
+/// How long the threads get to start and connect before the warm-up starts (a settled
+/// warm-up waits for slower connects by itself).
+pub(crate) const START_DELAY: Duration = Duration::from_millis(100);
+/// How far ahead a settled phase boundary is announced: the client threads read it as they
+/// record, and one that reads it just before it is published must still see its request
+/// on the right side.
+const BOUNDARY_LEAD: Duration = Duration::from_millis(5);
+/// How often the orchestrating thread looks whether a settled phase may end.
+const SETTLE_POLL: Duration = Duration::from_millis(2);
 
+/// The phases of one run. The window's edges are nanoseconds after `start`, `u64::MAX`
+/// until known: fixed at the start for a clock-only plan, published by the orchestrating
+/// thread for a settled one.
 struct Window {
     plan: LoadPlan,
     start: Instant,
-    measure_start: Instant,
-    measure_end: Instant,
+    measure_start_ns: AtomicU64,
+    measure_end_ns: AtomicU64,
 }
 
 impl Window {
+    fn new(plan: &LoadPlan, start: Instant) -> Self {
+        let window = Self {
+            plan: plan.clone(),
+            start,
+            measure_start_ns: AtomicU64::new(u64::MAX),
+            measure_end_ns: AtomicU64::new(u64::MAX),
+        };
+        if plan.settle.is_none() {
+            window.publish_start(start + plan.warmup);
+            window.publish_end(start + plan.warmup + plan.duration);
+        }
+        window
+    }
+
+    fn offset(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_nanos() as u64
+    }
+
+    fn at(&self, offset_ns: u64) -> Option<Instant> {
+        (offset_ns != u64::MAX).then(|| self.start + Duration::from_nanos(offset_ns))
+    }
+
+    fn publish_start(&self, at: Instant) {
+        self.measure_start_ns.store(self.offset(at), Ordering::Release);
+    }
+
+    fn publish_end(&self, at: Instant) {
+        self.measure_end_ns.store(self.offset(at), Ordering::Release);
+    }
+
+    fn measure_start(&self) -> Option<Instant> {
+        self.at(self.measure_start_ns.load(Ordering::Acquire))
+    }
+
+    fn measure_end(&self) -> Option<Instant> {
+        self.at(self.measure_end_ns.load(Ordering::Acquire))
+    }
+
     fn phase(&self, at: Instant) -> Phase {
-        if at < self.measure_start {
+        let offset = self.offset(at);
+        if offset < self.measure_start_ns.load(Ordering::Acquire) {
             Phase::Warmup
-        } else if at < self.measure_end {
+        } else if offset < self.measure_end_ns.load(Ordering::Acquire) {
             Phase::Measure
         } else {
             Phase::Drain
@@ -172,14 +240,20 @@ impl Window {
 
     /// How much of `[from, to]` lies inside the measurement window, µs.
     fn overlap_us(&self, from: Instant, to: Instant) -> u64 {
-        let start = from.max(self.measure_start);
-        let end = to.min(self.measure_end);
+        let Some(measure_start) = self.measure_start() else { return 0 };
+        let start = from.max(measure_start);
+        let end = self.measure_end().map_or(to, |end| to.min(end));
         end.saturating_duration_since(start).as_micros() as u64
     }
 
     /// The index of `at`'s second in the measurement timeline.
     fn second(&self, at: Instant) -> usize {
-        at.saturating_duration_since(self.measure_start).as_secs() as usize
+        self.measure_start().map_or(0, |s| at.saturating_duration_since(s).as_secs() as usize)
+    }
+
+    /// The longest the window can last.
+    fn longest(&self) -> Duration {
+        self.plan.settle.map_or(self.plan.duration, |s| s.window_max.max(self.plan.duration))
     }
 }
 
@@ -194,29 +268,65 @@ where
     C: Client,
     F: Fn(usize) -> C + Send + Sync + 'static,
 {
-    let start = Instant::now() + START_DELAY;
-    let measure_start = start + plan.warmup;
-    let measure_end = measure_start + plan.duration;
-    let window = Arc::new(Window { plan: plan.clone(), start, measure_start, measure_end });
-    let factory = Arc::new(factory);
     let workers = plan.workers.clamp(1, plan.connections.max(1));
+    let mut plan = plan.clone();
+    let live = Arc::clone(plan.live.get_or_insert_with(|| Arc::new(LiveCounter::new(workers))));
+    let warmed = Arc::new(LiveCounter::new(workers));
+    let start = Instant::now() + START_DELAY;
+    let window = Arc::new(Window::new(&plan, start));
+    let factory = Arc::new(factory);
     let threads: Vec<_> = (0..workers)
         .map(|worker| {
             let window = Arc::clone(&window);
             let factory = Arc::clone(&factory);
+            let warmed = Arc::clone(&warmed);
             std::thread::Builder::new()
                 .name(format!("loadgen-{worker}"))
-                .spawn(move || run_worker(&window, factory(worker), worker, workers))
+                .spawn(move || run_worker(&window, factory(worker), worker, workers, &warmed))
                 .expect("spawn a client thread")
         })
         .collect();
 
-    sleep_until(measure_start, &plan.stop);
+    let stop = &plan.stop;
+    let settle = plan.settle;
+    let (mut unsettled_warmup, mut window_capped) = (None, false);
+    let measure_start = match settle {
+        None => start + plan.warmup,
+        Some(settle) => {
+            let connections = plan.connections as u64;
+            let latest = start + settle.warmup_max.max(plan.warmup);
+            sleep_until(start + plan.warmup, stop);
+            if !settle_until(|| warmed.total() >= connections, latest, stop) {
+                unsettled_warmup = Some(warmed.total());
+            }
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_start(at);
+            at
+        }
+    };
+    sleep_until(measure_start, stop);
     hooks.measure_started();
-    sleep_until(measure_end, &plan.stop);
+    let answered_before = live.total();
+    let measure_end = match settle {
+        None => measure_start + plan.duration,
+        Some(settle) => {
+            let latest = measure_start + settle.window_max.max(plan.duration);
+            sleep_until(measure_start + plan.duration, stop);
+            let enough = || live.total() - answered_before >= settle.window_min_completions;
+            window_capped = !settle_until(enough, latest, stop);
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_end(at);
+            at
+        }
+    };
+    sleep_until(measure_end, stop);
     hooks.measure_ended();
 
-    let mut report = LoadReport::new(plan.duration);
+    let mut report = LoadReport::new(window.longest());
+    report.window = measure_end - measure_start;
+    report.warmup_elapsed = measure_start - start;
+    report.unsettled_warmup = unsettled_warmup;
+    report.window_capped = window_capped && !plan.stop.load(Ordering::Relaxed);
     let mut failure = None;
     for thread in threads {
         match thread.join().expect("a client thread panicked") {
@@ -229,6 +339,19 @@ where
     }
     report.stopped_early = plan.stop.load(Ordering::Relaxed);
     Ok(report)
+}
+
+/// Polls `done` until it holds (true), or `latest` passes or `stop` is set (false).
+fn settle_until(done: impl Fn() -> bool, latest: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= latest || stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(SETTLE_POLL);
+    }
 }
 
 fn sleep_until(deadline: Instant, stop: &AtomicBool) {
@@ -246,20 +369,21 @@ fn run_worker<C: Client>(
     mut client: C,
     worker: usize,
     workers: usize,
+    warmed: &Arc<LiveCounter>,
 ) -> Result<WorkerStats, String> {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
     let local = tokio::task::LocalSet::new();
-    let stats = Rc::new(RefCell::new(WorkerStats::new(window.plan.duration)));
+    let stats = Rc::new(RefCell::new(WorkerStats::new(window.longest())));
     local.block_on(&runtime, async {
         client.start().await?;
         let client = Rc::new(client);
         let mut users = Vec::new();
         for index in (worker..window.plan.connections).step_by(workers) {
-            let (window, client, stats) =
-                (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats));
+            let (window, client, stats, warmed) =
+                (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats), Arc::clone(warmed));
             users.push(tokio::task::spawn_local(async move {
-                drive(&window, &*client, &stats, index, worker).await
+                drive(&window, &*client, &stats, index, worker, &warmed).await
             }));
         }
         for user in users {
@@ -282,8 +406,10 @@ async fn drive<C: Client>(
     stats: &RefCell<WorkerStats>,
     index: usize,
     worker: usize,
+    warmed: &LiveCounter,
 ) {
     let plan = &window.plan;
+    let mut answered = false;
     let mut picker = client.picker(index, plan.connections);
     let mut connection = client.connect().await.ok();
     let interval =
@@ -294,7 +420,7 @@ async fn drive<C: Client>(
     // One timer per user, pushed later before each request: tokio re-arms a timer whose
     // deadline only moves later with an atomic store, where a fresh `timeout` per request
     // would insert into and remove from the timer wheel every time.
-    let watchdog = tokio::time::sleep_until((window.measure_end + plan.request_timeout).into());
+    let watchdog = tokio::time::sleep_until((window.start + plan.request_timeout).into());
     tokio::pin!(watchdog);
 
     loop {
@@ -313,7 +439,7 @@ async fn drive<C: Client>(
                 slot
             }
         };
-        if sent >= window.measure_end {
+        if window.measure_end().is_some_and(|end| sent >= end) {
             break;
         }
         let current = match connection.as_mut() {
@@ -356,6 +482,10 @@ async fn drive<C: Client>(
                 if done.close {
                     connection = None;
                 }
+                if !answered {
+                    answered = true;
+                    warmed.add(worker);
+                }
                 (done.outcome, done.status)
             }
         };
@@ -363,6 +493,9 @@ async fn drive<C: Client>(
         let mut stats = stats.borrow_mut();
         if let Some(status) = status {
             stats.record_status(phase, status);
+        }
+        if outcome == Outcome::Rejected {
+            stats.note_rejected(phase, pick);
         }
         stats.record(
             phase,

@@ -153,6 +153,7 @@ pub(crate) struct WorkerStats {
     in_flight_us: u64,
     timeline: Vec<Second>,
     problems: Vec<String>,
+    rejected_picks: BTreeMap<usize, [u64; 3]>,
 }
 
 impl WorkerStats {
@@ -168,7 +169,14 @@ impl WorkerStats {
                 .map(|_| Second { ok: 0, rejected: 0, errors: 0, latency_ok_us: histogram() })
                 .collect(),
             problems: Vec::new(),
+            rejected_picks: BTreeMap::new(),
         }
+    }
+
+    /// Which request was refused, for the audit to check that its book really was out of
+    /// stock (a refusal is rare outside the sold-out scenario: no cost on the hot path).
+    pub(crate) fn note_rejected(&mut self, phase: Phase, pick: usize) {
+        self.rejected_picks.entry(pick).or_default()[phase as usize] += 1;
     }
 
     /// Records one completed request; `second` is its index in the measurement timeline.
@@ -230,8 +238,10 @@ impl WorkerStats {
 /// Everything the client saw during one run, merged over its threads.
 #[derive(Debug, Clone)]
 pub struct LoadReport {
-    /// The planned measurement window.
+    /// The measurement window as it was (the planned one, or longer when it settled).
     pub window: Duration,
+    /// From the start of the load to the window: the warm-up as it was.
+    pub warmup_elapsed: Duration,
     /// Counts while warming up.
     pub warmup: PhaseCounts,
     /// Counts inside the measurement window.
@@ -250,6 +260,12 @@ pub struct LoadReport {
     pub problems: Vec<String>,
     /// The run was stopped before the window closed (Ctrl-C).
     pub stopped_early: bool,
+    /// Refusals by request pick: how many in the warm-up, the window and the drain.
+    pub rejected_picks: BTreeMap<usize, [u64; 3]>,
+    /// A settled warm-up that reached its longest first: how many connections had an answer.
+    pub unsettled_warmup: Option<u64>,
+    /// A settled window that reached its longest before holding its answers.
+    pub window_capped: bool,
 }
 
 impl LoadReport {
@@ -257,6 +273,7 @@ impl LoadReport {
         let empty = WorkerStats::new(window);
         Self {
             window,
+            warmup_elapsed: Duration::ZERO,
             warmup: PhaseCounts::default(),
             measure: PhaseCounts::default(),
             drain: PhaseCounts::default(),
@@ -266,6 +283,9 @@ impl LoadReport {
             timeline: empty.timeline,
             problems: Vec::new(),
             stopped_early: false,
+            rejected_picks: BTreeMap::new(),
+            unsettled_warmup: None,
+            window_capped: false,
         }
     }
 
@@ -291,6 +311,12 @@ impl LoadReport {
         for problem in worker.problems {
             if self.problems.len() < PROBLEMS_KEPT {
                 self.problems.push(problem);
+            }
+        }
+        for (pick, counts) in worker.rejected_picks {
+            let mine = self.rejected_picks.entry(pick).or_default();
+            for (mine, theirs) in mine.iter_mut().zip(counts) {
+                *mine += theirs;
             }
         }
     }

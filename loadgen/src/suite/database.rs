@@ -10,6 +10,12 @@ use sqlx::{Connection, Executor, PgConnection};
 use crate::results::{Audit, StatementCalls};
 use crate::scenario::Scenario;
 
+/// An audit, and the books it found refused with the stock in hand.
+pub(crate) struct AuditOutcome {
+    pub(crate) audit: Audit,
+    pub(crate) unjustified_books: Vec<i64>,
+}
+
 /// Statements listed per cell (the rest are only counted).
 const TOP_STATEMENTS: usize = 6;
 
@@ -162,31 +168,43 @@ impl BenchDatabase {
     /// checkouts the client received. Unless this client sent the `whole_load`, rows =
     /// acknowledged is left to `loadgen merge` (the other shards' acknowledgements are not
     /// known here).
+    ///
+    /// `refused` holds each book refused with 409 and the quantity asked for: every one must
+    /// still be short of that quantity ([`audit::unjustified_refusals`]).
     pub(crate) fn audit(
         &mut self,
         name: &str,
         scenario: Scenario,
         acknowledged: u64,
+        refused: &[(i64, i32)],
         whole_load: bool,
-    ) -> anyhow::Result<Audit> {
+    ) -> anyhow::Result<AuditOutcome> {
         let facts = self.runtime.block_on(async {
             let mut conn = self.server.connect(name).await?;
             let facts = AuditFacts::read(&mut conn).await?;
             conn.close().await.map_err(sql("closing"))?;
             anyhow::Ok(facts)
         })?;
-        let verdict = if whole_load {
+        let mut verdict = if whole_load {
             audit::judge(scenario.audited_as(), acknowledged, &facts)
         } else {
             audit::judge_stored(scenario.audited_as(), &facts)
         };
-        Ok(Audit {
-            passed: verdict.passed(),
-            checkout_rows: facts.checkout_rows,
-            acknowledged_checkouts: acknowledged,
-            negative_stock_books: verdict.negative_stock_books,
-            stock_mismatches: verdict.stock_mismatches,
-            failures: verdict.failures,
+        let unjustified_books = audit::unjustified_refusals(&facts, refused);
+        verdict
+            .failures
+            .extend(audit::refusals_failure(&unjustified_books, unjustified_books.len() as u64));
+        Ok(AuditOutcome {
+            audit: Audit {
+                passed: verdict.passed(),
+                checkout_rows: facts.checkout_rows,
+                acknowledged_checkouts: acknowledged,
+                negative_stock_books: verdict.negative_stock_books,
+                stock_mismatches: verdict.stock_mismatches,
+                unjustified_refusals: 0,
+                failures: verdict.failures,
+            },
+            unjustified_books,
         })
     }
 

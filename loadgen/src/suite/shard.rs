@@ -103,20 +103,14 @@ impl ShardPlan {
     }
 }
 
-/// The slot of a stack's cell. Stacks take turns in rounds (one per scenario and repeat),
-/// the order rotating by one each round over *every* stack asked for — not only those that
-/// passed the contract check here, which may differ between hosts — and each turn holds one
-/// slot per concurrency.
-pub fn slot(
-    round: u64,
-    stack: usize,
-    stacks: usize,
-    concurrency_index: usize,
-    per_turn: usize,
-) -> u64 {
+/// The slot of a stack's window. Stacks take turns in rounds (each block of a scenario and
+/// concurrency has its rounds; `turn` counts the rounds over the whole run), the order
+/// rotating by one each round over *every* stack asked for — not only those that passed the
+/// contract check here, which may differ between hosts — one slot per window.
+pub fn slot(turn: u64, stack: usize, stacks: usize) -> u64 {
     let stacks = stacks.max(1) as u64;
-    let position = (stack as u64 + stacks - round % stacks) % stacks;
-    (round * stacks + position) * per_turn as u64 + concurrency_index as u64
+    let position = (stack as u64 + stacks - turn % stacks) % stacks;
+    turn * stacks + position
 }
 
 /// Seconds since the Unix epoch.
@@ -169,17 +163,15 @@ mod tests {
     }
 
     #[test]
-    fn every_cell_of_a_run_has_its_own_slot_in_the_order_of_the_rounds() {
-        // 3 stacks, 2 concurrencies, 4 rounds: slots 0..24, each once, in running order.
-        let (stacks, per_turn) = (3, 2);
+    fn every_window_of_a_run_has_its_own_slot_in_the_order_of_the_rounds() {
+        // 3 stacks, 8 rounds: slots 0..24, each once, in running order.
+        let stacks = 3;
         let mut seen = Vec::new();
-        for round in 0..4u64 {
+        for turn in 0..8u64 {
             let mut order: Vec<usize> = (0..stacks).collect();
-            order.rotate_left(round as usize % stacks);
+            order.rotate_left(turn as usize % stacks);
             for stack in order {
-                for c in 0..per_turn {
-                    seen.push(slot(round, stack, stacks, c, per_turn));
-                }
+                seen.push(slot(turn, stack, stacks));
             }
         }
         assert_eq!(seen, (0..24).collect::<Vec<u64>>());
@@ -193,12 +185,12 @@ mod tests {
             window: Duration::from_secs(3),
             request_timeout: Duration::from_secs(2),
         };
-        // 0.3 s start + 1 s warm-up + 3 s window + 2.5 s drain + 1.5 s setup.
-        assert_eq!(timing.length(), Duration::from_millis(8_300));
+        // 0.1 s start + 1 s warm-up + 3 s window + 2.5 s drain + 1.5 s setup.
+        assert_eq!(timing.length(), Duration::from_millis(8_100));
         assert_eq!(unix_seconds(plan.slot_start(0, timing)), 1_000.0);
-        assert_eq!(unix_seconds(plan.slot_start(2, timing)), 1_016.6);
+        assert_eq!(unix_seconds(plan.slot_start(2, timing)), 1_016.2);
         // A request sent at the window's last instant has its timeout before the audit…
-        let window_end = 1_000.0 + 4.3;
+        let window_end = 1_000.0 + 4.1;
         assert!(unix_seconds(plan.drained(0, timing)) >= window_end + 2.0);
         // …and the audit, restore and reset fit before the next slot, after the drain.
         assert_eq!(plan.drained(0, timing), plan.setup_start(1, timing));

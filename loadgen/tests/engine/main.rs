@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use loadgen::engine::{self, ErrorKind, LoadPlan, LoadReport};
+use loadgen::engine::{self, ErrorKind, LoadPlan, LoadReport, Settle};
 use loadgen::http::RawGet;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -101,6 +101,7 @@ fn plan(
         rate_rps,
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
+        settle: None,
     }
 }
 
@@ -213,4 +214,73 @@ fn reset_connections_are_counted_and_reopened() {
         "{} ok, {resets} resets",
         report.measure.ok
     );
+}
+
+#[test]
+fn a_settled_warm_up_lasts_until_every_connection_has_an_answer() {
+    // Answers take 300 ms: a 50 ms warm-up by the clock would open the window on the
+    // start's burst, with no connection answered yet.
+    let addr = server(0, Duration::ZERO, Duration::from_millis(300));
+    let mut plan = plan(4, Duration::from_millis(50), Duration::from_millis(200), None);
+    plan.settle = Some(Settle {
+        warmup_max: Duration::from_secs(5),
+        window_min_completions: 0,
+        window_max: Duration::from_secs(1),
+    });
+    let report = run(addr, &plan);
+    assert!(report.warmup_elapsed >= Duration::from_millis(300), "{:?}", report.warmup_elapsed);
+    assert_eq!(report.warmup.ok, 4, "each connection was answered once before the window");
+    assert_eq!(report.unsettled_warmup, None);
+}
+
+#[test]
+fn a_settled_window_lasts_until_it_holds_its_answers_or_says_it_did_not() {
+    // 4 connections, 300 ms per answer: about 13 answers per second.
+    let addr = server(0, Duration::ZERO, Duration::from_millis(300));
+    let mut plan = plan(4, Duration::ZERO, Duration::from_millis(100), None);
+    plan.settle = Some(Settle {
+        warmup_max: Duration::from_secs(5),
+        window_min_completions: 8,
+        window_max: Duration::from_secs(2),
+    });
+    let report = run(addr, &plan);
+    assert!(report.window >= Duration::from_millis(500), "{:?}", report.window);
+    assert!(report.measure.ok >= 8 && !report.window_capped, "{}", report.measure.ok);
+    assert!(
+        (report.goodput_rps() - report.measure.ok as f64 / report.window.as_secs_f64()).abs()
+            < 1e-9
+    );
+
+    // 100 answers cannot come in 600 ms: the window ends at its longest, and says so.
+    plan.settle = Some(Settle {
+        warmup_max: Duration::from_secs(5),
+        window_min_completions: 100,
+        window_max: Duration::from_millis(600),
+    });
+    let report = run(addr, &plan);
+    assert!(report.window_capped);
+    let window = report.window.as_secs_f64();
+    assert!((0.6..0.7).contains(&window), "{window}");
+}
+
+#[test]
+fn a_warm_up_that_cannot_settle_ends_at_its_longest_and_says_how_far_it_got() {
+    // Requests 1 and 2 are answered, every later one stalls: two of four connections ever
+    // have an answer.
+    let addr =
+        scripted_server(
+            |number| {
+                if number <= 2 { Action::Answer(Duration::ZERO) } else { Action::Stall }
+            },
+        );
+    let mut plan = plan(4, Duration::ZERO, Duration::from_millis(100), None);
+    plan.request_timeout = Duration::from_millis(500);
+    plan.settle = Some(Settle {
+        warmup_max: Duration::from_millis(400),
+        window_min_completions: 0,
+        window_max: Duration::from_millis(100),
+    });
+    let report = run(addr, &plan);
+    assert_eq!(report.unsettled_warmup, Some(2));
+    assert!(report.warmup_elapsed >= Duration::from_millis(400));
 }

@@ -1,14 +1,49 @@
-//! The summary page, rendered from a checked-in results file of a real (short) run: five
-//! stacks, three scenarios, concurrency 8 and 16, two repeats per cell.
+//! The summary page and `loadgen compare`, rendered from a checked-in results file of a real
+//! (short) run: five stacks, three scenarios, concurrency 8 and 16, three rounds per cell.
 
+use loadgen::report::compare::{compare, pair_verdicts, pairs_table, render as render_compare};
 use loadgen::report::render;
-use loadgen::report::stats::Summary;
-use loadgen::results::RunResults;
+use loadgen::results::{Audit, RunResults};
+use loadgen::warnings::{Warning, WarningKind};
 
 fn fixture() -> RunResults {
     let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-repeat2.json");
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-rounds3.json");
     RunResults::read(&path).expect("the fixture reads under the current schema")
+}
+
+/// Multiplies every rate of `stack` in `scenario` by `factor`, round by round.
+fn scale(run: &mut RunResults, stack: &str, scenario: &str, factor: f64) {
+    let stack = run.stacks.iter_mut().find(|s| s.name == stack).unwrap();
+    for cell in stack.cells.iter_mut().filter(|c| c.scenario == scenario) {
+        cell.goodput_rps *= factor;
+        cell.throughput_rps *= factor;
+        cell.counts.ok = (cell.counts.ok as f64 * factor) as u64;
+    }
+}
+
+/// The text of the page between two markers, tags removed, spaces collapsed.
+fn text_between(page: &str, from: &str, to: &str) -> String {
+    let start = page.find(from).unwrap_or_else(|| panic!("no {from}"));
+    let end = start + page[start..].find(to).unwrap_or_else(|| panic!("no {to}"));
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in page[start..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn headline(page: &str) -> String {
+    text_between(page, "id=\"headline\"", "id=\"scenarios\"")
 }
 
 #[test]
@@ -36,7 +71,8 @@ fn every_cell_of_the_fixture_appears() {
         }
     }
     for cell in &run.ceilings.db {
-        let id = format!("data-cell=\"db-ceiling:{}:{}\"", cell.scenario, cell.concurrency);
+        let beside = cell.beside_concurrency.expect("measured beside the stacks");
+        let id = format!("data-cell=\"db-ceiling:{}:{beside}\"", cell.scenario);
         assert!(page.contains(&id), "missing {id}");
     }
     for cell in &run.ceilings.http {
@@ -47,7 +83,8 @@ fn every_cell_of_the_fixture_appears() {
         "Efficiency",
         "Axis analysis",
         "Integrity",
-        "Method",
+        "Disqualified cells",
+        "How verdicts are made",
         "Write audits",
         "SQL statements per request",
     ] {
@@ -61,76 +98,135 @@ fn every_cell_of_the_fixture_appears() {
 }
 
 #[test]
-fn repeated_cells_show_their_median_and_range() {
+fn cells_show_their_median_and_range_over_the_rounds() {
     let run = fixture();
     let page = render(std::slice::from_ref(&run)).unwrap();
     let stack = &run.stacks[0];
-    let samples: Vec<f64> = stack
+    let mut samples: Vec<f64> = stack
         .cells
         .iter()
         .filter(|c| c.scenario == "bookById" && c.concurrency == 16)
         .map(|c| c.goodput_rps)
         .collect();
-    assert_eq!(samples.len(), 2);
-    let summary = Summary::of(&samples).unwrap();
-    let shown = format!("{:.0} ({:.0}–{:.0})", summary.median, summary.min, summary.max);
+    assert_eq!(samples.len(), 3);
+    samples.sort_by(f64::total_cmp);
+    let shown = format!("{:.0} ({:.0}–{:.0})", samples[1], samples[0], samples[2]);
     assert!(page.contains(&shown), "the page should show {shown} for {} bookById c=16", stack.name);
-    assert!(page.contains("2 samples per cell"));
+    assert!(page.contains("3 rounds per cell"));
 }
 
 #[test]
-fn a_single_run_says_that_no_tie_test_was_possible() {
+fn one_round_gives_no_verdict_and_says_why() {
     let mut run = fixture();
-    run.settings.repeat = 1;
+    run.settings.rounds = 1;
     for stack in &mut run.stacks {
-        stack.cells.retain(|c| c.repeat == 0);
+        stack.cells.retain(|c| c.round == 0);
     }
     let page = render(&[run]).unwrap();
-    assert!(page.contains("no tie or significance test was possible"));
-    assert!(!page.contains(">tie<"), "no tie can be claimed from one sample");
+    assert!(page.contains("One round per cell: no comparison can have an interval"));
+    let headline = headline(&page);
+    assert!(!headline.contains("best:"), "{headline}");
+    assert!(!headline.contains('×'), "no ratio without an interval: {headline}");
+    assert!(headline.contains("no comparison"), "{headline}");
 }
 
 #[test]
-fn several_runs_are_read_as_repeats() {
+fn several_runs_are_read_as_more_rounds() {
     let mut first = fixture();
     for stack in &mut first.stacks {
-        stack.cells.retain(|c| c.repeat == 0);
+        stack.cells.retain(|c| c.round < 2);
     }
-    first.settings.repeat = 1;
+    first.settings.rounds = 2;
     let mut second = fixture();
     for stack in &mut second.stacks {
-        stack.cells.retain(|c| c.repeat == 1);
+        stack.cells.retain(|c| c.round == 2);
     }
-    second.settings.repeat = 1;
+    second.settings.rounds = 1;
     second.run.id = "second".into();
     let page = render(&[first, second]).unwrap();
-    assert!(page.contains("2 samples per cell (2 run(s))"), "two runs of one sample each");
+    assert!(page.contains("3 rounds per cell (2 run(s))"));
     assert!(page.contains("<code>second</code>"));
 }
 
 #[test]
-fn a_database_ceiling_measured_once_per_scenario_bounds_every_concurrency() {
-    // Today's suite: one DB ceiling cell per scenario (and repeat) at `pool_max` clients.
+fn a_clearly_faster_stack_is_called_best_and_the_others_slower_with_intervals() {
     let mut run = fixture();
-    let pool_max = run.settings.pool_max;
-    run.ceilings.db.retain(|c| c.concurrency == 8);
-    for cell in &mut run.ceilings.db {
-        cell.concurrency = pool_max;
-    }
+    scale(&mut run, "actix-simd-sqlx", "bookById", 3.0);
     let page = render(std::slice::from_ref(&run)).unwrap();
-    let ceiling = &run.ceilings.db.iter().find(|c| c.scenario == "bookById").unwrap();
-    for concurrency in [8, 16] {
-        let id = format!("data-cell=\"db-ceiling:bookById:{concurrency}\"");
-        let row = page.split(&id).nth(1).unwrap_or_else(|| panic!("missing {id}"));
-        let row = &row[..row.find("</tr>").unwrap()];
-        assert!(row.contains(&format!("{:.0}", ceiling.goodput_rps)), "{id}: {row}");
+    let headline = headline(&page);
+    let row =
+        &headline[headline.find("bookById 8").unwrap()..headline.find("bookById 16").unwrap()];
+    assert!(row.contains("best: actix-simd-sqlx"), "{row}");
+    // Every other stack is a third or so of it, with an interval below 1.
+    for stack in ["axum-serde-sqlx", "axum-serde-diesel", "actix-serde-diesel", "hyper-sonic-sqlx"]
+    {
+        let after =
+            &row[row.find(&format!("{stack} 0.")).unwrap_or_else(|| panic!("{stack}: {row}"))..];
+        assert!(after.contains("× [0."), "{stack}: {after}");
     }
-    assert!(!page.contains(&format!("db-ceiling:bookById:{pool_max}")));
+}
+
+#[test]
+fn stacks_the_data_cannot_tell_apart_share_the_lead_and_no_best_is_claimed() {
+    let mut run = fixture();
+    // Two stacks identical round by round, far ahead of the rest: neither is best.
+    let copy = run.stacks.iter().find(|s| s.name == "axum-serde-sqlx").unwrap().cells.clone();
+    run.stacks.iter_mut().find(|s| s.name == "hyper-sonic-sqlx").unwrap().cells = copy;
+    scale(&mut run, "axum-serde-sqlx", "health", 3.0);
+    scale(&mut run, "hyper-sonic-sqlx", "health", 3.0);
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let headline = headline(&page);
+    let row = &headline[headline.find("health 8").unwrap()..headline.find("health 16").unwrap()];
+    assert!(row.contains("not distinguishable: axum-serde-sqlx hyper-sonic-sqlx"), "{row}");
+    assert!(!row.contains("best:"), "{row}");
+}
+
+#[test]
+fn a_disqualified_cell_is_never_ranked_and_says_why_wherever_it_appears() {
+    let mut run = fixture();
+    // The fastest stack of checkoutCreate c=16 "lost" checkouts in one round, and is three
+    // times faster than anyone: it must not lead.
+    scale(&mut run, "hyper-sonic-sqlx", "checkoutCreate", 3.0);
+    let stack = run.stacks.iter_mut().find(|s| s.name == "hyper-sonic-sqlx").unwrap();
+    let cell = stack
+        .cells
+        .iter_mut()
+        .find(|c| c.scenario == "checkoutCreate" && c.concurrency == 16 && c.round == 1)
+        .unwrap();
+    let failures = vec!["0 checkout rows but 812 successful checkouts acknowledged".to_owned()];
+    cell.audit =
+        Some(Audit { passed: false, failures: failures.clone(), ..cell.audit.clone().unwrap() });
+    cell.warnings.push(Warning::from(WarningKind::AuditFailed { failures }));
+    let page = render(std::slice::from_ref(&run)).unwrap();
+
+    let headline = headline(&page);
+    let row = &headline[headline.find("checkoutCreate 16").unwrap()..];
+    assert!(row.contains("hyper-sonic-sqlx disqualified: the write audit failed"), "{row}");
+    assert!(!row.contains("best: hyper-sonic-sqlx"), "{row}");
+    let leaders = &row[..row.find("goodput").unwrap()];
+    assert!(!leaders.contains("hyper-sonic-sqlx"), "a disqualified cell leads: {row}");
+    let table = text_between(&page, "id=\"scenario-checkoutCreate\"", "id=\"efficiency\"");
+    assert!(table.contains("disqualified: the write audit failed"), "{table}");
+    let integrity = text_between(&page, "id=\"integrity\"", "Write audits");
+    assert!(integrity.contains("hyper-sonic-sqlx · checkoutCreate · c = 16"), "{integrity}");
+    // At c = 8 it was honest, and leads.
+    let row8 = &headline
+        [headline.find("checkoutCreate 8").unwrap()..headline.find("checkoutCreate 16").unwrap()];
+    assert!(row8.contains("best: hyper-sonic-sqlx"), "{row8}");
+}
+
+#[test]
+fn the_method_section_states_this_runs_noise_power_and_calls() {
+    let page = render(&[fixture()]).unwrap();
+    let method = text_between(&page, "How verdicts are made", "Parity");
+    assert!(method.contains("false-discovery rate of 5%"), "{method}");
+    assert!(method.contains("per-round spread of a pair's log ratio was 0."), "{method}");
+    assert!(method.contains("with 3 round(s), a difference of"), "{method}");
+    assert!(method.contains("compared pairs were called different"), "{method}");
 }
 
 mod compare {
-    use super::fixture;
-    use loadgen::report::compare::{compare, render, table};
+    use super::*;
 
     #[test]
     fn a_run_compared_with_itself_shows_no_change() {
@@ -138,46 +234,116 @@ mod compare {
         let changes = compare(std::slice::from_ref(&run), std::slice::from_ref(&run));
         assert!(!changes.is_empty());
         for change in &changes {
-            assert_eq!(change.rate_change_percent, 0.0, "{change:?}");
-            assert_eq!(change.significant, Some(false), "two samples a side: a test was possible");
+            let c = change.comparison.expect("three rounds a side: a comparison");
+            assert!((c.ratio - 1.0).abs() < 1e-9, "{change:?}");
+            assert!(!c.differs(), "{change:?}");
+        }
+        for pair in pair_verdicts(std::slice::from_ref(&run), std::slice::from_ref(&run)) {
+            assert_eq!(pair.base, pair.new);
+            assert!(!pair.contradicts());
         }
     }
 
     #[test]
-    fn a_faster_stack_shows_its_change_and_the_others_none() {
+    fn a_much_faster_stack_is_the_only_change_and_a_slower_one_a_regression() {
         let base = fixture();
         let mut new = fixture();
-        for cell in &mut new.stacks.iter_mut().find(|s| s.name == "hyper-sonic-sqlx").unwrap().cells
-        {
-            cell.goodput_rps *= 1.25;
-            cell.counts.ok = (cell.counts.ok as f64 * 1.25) as u64;
-            cell.counts.rejected = (cell.counts.rejected as f64 * 1.25) as u64;
-        }
+        scale(&mut new, "hyper-sonic-sqlx", "bookById", 2.0);
+        scale(&mut new, "axum-serde-sqlx", "bookById", 0.5);
         let changes = compare(&[base], &[new]);
         for change in &changes {
-            if change.target == "hyper-sonic-sqlx" {
-                assert!((change.rate_change_percent - 25.0).abs() < 0.1, "{change:?}");
-                assert!(change.significant.is_some());
-            } else {
-                assert_eq!(change.rate_change_percent, 0.0, "{change:?}");
+            let c = change.comparison.unwrap();
+            match (change.target.as_str(), change.scenario.as_str()) {
+                ("hyper-sonic-sqlx", "bookById") => {
+                    assert!(c.differs() && (c.ratio - 2.0).abs() < 1e-9, "{change:?}");
+                    assert!(!change.regressed_by_more_than(10.0));
+                }
+                ("axum-serde-sqlx", "bookById") => {
+                    assert!(c.differs() && (c.ratio - 0.5).abs() < 1e-9, "{change:?}");
+                    assert!(change.regressed_by_more_than(10.0));
+                    assert!(!change.regressed_by_more_than(60.0), "a drop of 50%, not 60%");
+                }
+                _ => {
+                    assert!((c.ratio - 1.0).abs() < 1e-9 && !c.differs(), "{change:?}");
+                    assert!(!change.regressed_by_more_than(0.0));
+                }
             }
         }
-        assert!(table(&changes).contains("+25.0%"));
     }
 
     #[test]
-    fn single_samples_cannot_be_called_significant() {
-        let mut one = fixture();
-        for stack in &mut one.stacks {
-            stack.cells.retain(|c| c.repeat == 0);
+    fn each_sides_verdicts_are_the_ones_its_own_summary_shows() {
+        let base = fixture();
+        let mut new = fixture();
+        scale(&mut new, "actix-simd-sqlx", "bookById", 3.0);
+        let pairs = pair_verdicts(std::slice::from_ref(&base), std::slice::from_ref(&new));
+        let (base_page, new_page) = (
+            render(std::slice::from_ref(&base)).unwrap(),
+            render(std::slice::from_ref(&new)).unwrap(),
+        );
+        let mut checked = 0;
+        for pair in &pairs {
+            for (comparison, page) in [(pair.base, &base_page), (pair.new, &new_page)] {
+                let Some(c) = comparison else { continue };
+                // The summary shows each pair against the first of its ranking: where that
+                // is one of the pair, the same comparison must be on the page, either way round.
+                let flipped = bookstore_stats_text(1.0 / c.ratio, 1.0 / c.high, 1.0 / c.low, c);
+                if page.contains(&c.text()) || page.contains(&flipped) {
+                    checked += 1;
+                }
+            }
         }
-        one.ceilings.http.retain(|c| c.repeat == 0);
-        one.ceilings.db.retain(|c| c.repeat == 0);
-        let changes = compare(std::slice::from_ref(&one), std::slice::from_ref(&one));
-        assert!(changes.iter().all(|c| c.significant.is_none()));
-        let page =
-            render(std::slice::from_ref(&one), std::slice::from_ref(&one), &changes).unwrap();
-        assert!(page.contains("no change can be called significant"));
+        assert!(checked >= 20, "only {checked} comparisons found on the pages");
+        let table = pairs_table(&pairs);
+        assert!(table.contains("pairs called different: base"), "{table}");
+    }
+
+    /// A comparison's text with other numbers, for the flipped direction.
+    fn bookstore_stats_text(
+        ratio: f64,
+        low: f64,
+        high: f64,
+        like: bookstore_stats::Comparison,
+    ) -> String {
+        let verdict = match like.verdict {
+            bookstore_stats::Verdict::Higher => bookstore_stats::Verdict::Lower,
+            bookstore_stats::Verdict::Lower => bookstore_stats::Verdict::Higher,
+            v => v,
+        };
+        bookstore_stats::Comparison { ratio, low, high, verdict, ..like }.text()
+    }
+
+    #[test]
+    fn opposite_calls_by_the_two_sides_are_flagged_as_contradictions() {
+        let base = fixture();
+        let mut new = fixture();
+        // In NEW, actix-simd-sqlx and actix-serde-diesel trade places in bookById.
+        for stack in &mut new.stacks {
+            stack.name = match stack.name.as_str() {
+                "actix-simd-sqlx" => "actix-serde-diesel".into(),
+                "actix-serde-diesel" => "actix-simd-sqlx".into(),
+                other => other.into(),
+            };
+        }
+        let pairs = pair_verdicts(std::slice::from_ref(&base), std::slice::from_ref(&new));
+        let flagged: Vec<_> = pairs.iter().filter(|p| p.contradicts()).collect();
+        assert!(
+            flagged.iter().any(|p| p.scenario == "bookById"
+                && [p.a.as_str(), p.b.as_str()].contains(&"actix-simd-sqlx")),
+            "{}",
+            pairs_table(&pairs)
+        );
+        let page = render_compare(
+            std::slice::from_ref(&base),
+            std::slice::from_ref(&new),
+            &compare(std::slice::from_ref(&base), std::slice::from_ref(&new)),
+            &pairs,
+        )
+        .unwrap();
+        assert!(page.contains(&format!(
+            "{} pair(s) are called different in opposite directions",
+            flagged.len()
+        )));
         assert!(!page.contains("http://") && !page.contains("https://"));
     }
 }

@@ -2,12 +2,15 @@
 //! short enough for a test. Needs the workspace's binaries in the same target directory
 //! (`cargo build --workspace --bins`, which `scripts/test.sh` runs first).
 
+mod liar;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bookstore_app::stacks;
+use loadgen::outcome;
 use loadgen::results::RunResults;
 use loadgen::scenario::Scenario;
 use loadgen::suite::{self, SuiteOptions};
@@ -31,8 +34,9 @@ fn options(output: PathBuf) -> SuiteOptions {
         stacks: vec![stacks::AXUM_SERDE_SQLX],
         scenarios: Scenario::ALL.to_vec(),
         concurrency: vec![2, 4],
-        warmup: Duration::from_millis(100),
-        duration: Duration::from_millis(400),
+        warmup: Duration::from_millis(50),
+        duration: Duration::from_millis(200),
+        rounds: 2,
         repeat: 1,
         pool_max: 4,
         server_workers: 2,
@@ -110,78 +114,121 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
         "{:?}",
         stack.validation
     );
-    assert_eq!(stack.cells.len(), 24, "12 scenarios × 2 concurrencies");
+    assert_eq!(stack.cells.len(), 48, "12 scenarios × 2 concurrencies × 2 rounds");
     for scenario in Scenario::ALL {
         for concurrency in [2, 4] {
-            let cell = stack
-                .cells
-                .iter()
-                .find(|c| c.scenario == scenario.name() && c.concurrency == concurrency)
-                .unwrap_or_else(|| panic!("no cell {scenario} c={concurrency}"));
-            let label = format!("{scenario} c={concurrency}");
-            assert_eq!(cell.counts.errors, 0, "{label}: {:?} {:?}", cell.counts, cell.problems);
-            assert!(cell.counts.ok + cell.counts.rejected > 0, "{label}: nothing measured");
-            assert!(
-                cell.latency_ok_us.is_some() || scenario == Scenario::CheckoutSoldOut,
-                "{label}"
-            );
-            assert_eq!(cell.timeline.len(), 1, "{label}: one timeline second for a 0.4 s window");
-            assert!(
-                cell.cpu_seconds.server.is_some() && cell.server_peak_rss_bytes.is_some(),
-                "{label}"
-            );
-            let sql = cell.sql.as_ref().unwrap_or_else(|| panic!("{label}: no SQL statistics"));
-            let expected_statements = match scenario {
-                Scenario::Health | Scenario::SmallJson => Some(0.0),
-                Scenario::CheckoutCreate
-                | Scenario::CheckoutHotspot
-                | Scenario::CheckoutDistributed => Some(5.0),
-                Scenario::CheckoutSoldOut => None,
-                _ => Some(1.0),
-            };
-            match expected_statements {
-                Some(expected) => assert_eq!(
-                    sql.statements_per_request, expected,
-                    "{label}: {:?}",
-                    sql.top_statements
-                ),
-                // 10 sales of 5 statements, then refusals of 3 (BEGIN, SELECT … FOR UPDATE, ROLLBACK).
-                None => {
-                    assert!((3.0..5.0).contains(&sql.statements_per_request), "{label}: {sql:?}")
+            for round in [0, 1] {
+                let cell = stack
+                    .cells
+                    .iter()
+                    .find(|c| {
+                        c.scenario == scenario.name()
+                            && c.concurrency == concurrency
+                            && c.round == round
+                    })
+                    .unwrap_or_else(|| panic!("no cell {scenario} c={concurrency} round {round}"));
+                let label = format!("{scenario} c={concurrency} round {round}");
+                assert_eq!(cell.counts.errors, 0, "{label}: {:?} {:?}", cell.counts, cell.problems);
+                assert!(cell.counts.ok + cell.counts.rejected > 0, "{label}: nothing measured");
+                assert!(
+                    cell.latency_ok_us.is_some() || scenario == Scenario::CheckoutSoldOut,
+                    "{label}"
+                );
+                assert_eq!(
+                    cell.timeline.len(),
+                    1,
+                    "{label}: one timeline second for a 0.2 s window"
+                );
+                assert!(cell.warnings.is_empty(), "{label}: {:?}", cell.warnings);
+                assert!(
+                    cell.cpu_seconds.server.is_some() && cell.server_peak_rss_bytes.is_some(),
+                    "{label}"
+                );
+                let sql = cell.sql.as_ref().unwrap_or_else(|| panic!("{label}: no SQL statistics"));
+                let expected_statements = match scenario {
+                    Scenario::Health | Scenario::SmallJson => Some(0.0),
+                    Scenario::CheckoutCreate
+                    | Scenario::CheckoutHotspot
+                    | Scenario::CheckoutDistributed => Some(5.0),
+                    Scenario::CheckoutSoldOut => None,
+                    _ => Some(1.0),
+                };
+                match expected_statements {
+                    Some(expected) => assert_eq!(
+                        sql.statements_per_request, expected,
+                        "{label}: {:?}",
+                        sql.top_statements
+                    ),
+                    // 10 sales of 5 statements, then refusals of 3 (BEGIN, SELECT … FOR UPDATE, ROLLBACK).
+                    None => {
+                        assert!(
+                            (3.0..5.0).contains(&sql.statements_per_request),
+                            "{label}: {sql:?}"
+                        )
+                    }
                 }
-            }
-            if scenario.writes() {
-                let audit = cell.audit.as_ref().unwrap_or_else(|| panic!("{label}: no audit"));
-                assert!(audit.passed, "{label}: {:?}", audit.failures);
-                assert_eq!(audit.checkout_rows, audit.acknowledged_checkouts);
-            } else {
-                assert!(cell.audit.is_none(), "{label}");
+                if scenario.writes() {
+                    let audit = cell.audit.as_ref().unwrap_or_else(|| panic!("{label}: no audit"));
+                    assert!(audit.passed, "{label}: {:?}", audit.failures);
+                    assert_eq!(audit.checkout_rows, audit.acknowledged_checkouts);
+                } else {
+                    assert!(cell.audit.is_none(), "{label}");
+                }
             }
         }
     }
-    let sold_out = stack.cells.iter().find(|c| c.scenario == "checkoutSoldOut").unwrap();
-    assert_eq!(sold_out.audit.as_ref().unwrap().checkout_rows, 10, "exactly 10 sales per restore");
+    for sold_out in stack.cells.iter().filter(|c| c.scenario == "checkoutSoldOut") {
+        let audit = sold_out.audit.as_ref().unwrap();
+        assert_eq!(audit.checkout_rows, 10, "exactly 10 sales per restore, every round");
+        assert_eq!(audit.unjustified_refusals, 0, "the refusals were for a sold-out book");
+    }
 
-    assert_eq!(results.ceilings.http.len(), 2, "the responder at both concurrencies");
-    // Measured in rounds, one per scenario: each ceiling next to the stack it bounds, not
-    // all ceilings first and the stack after.
-    let mut timeline: Vec<(f64, usize)> = stack
+    assert_eq!(
+        results.ceilings.http.len(),
+        8,
+        "the responder in every round of health and smallJson"
+    );
+    for cell in &results.ceilings.http {
+        assert_eq!(cell.counts.errors, 0, "{} {:?}", cell.scenario, cell.problems);
+    }
+    // Measured in blocks (a scenario at a concurrency), each of rounds in which the stack
+    // and the scenario's ceiling take turns: every window of a block before the next block.
+    let blocks: Vec<(String, u32)> =
+        results.settings.scenarios.iter().flat_map(|s| [2, 4].map(|c| (s.clone(), c))).collect();
+    let mut timeline: Vec<(f64, usize, u32)> = stack
         .cells
         .iter()
         .chain(&results.ceilings.db)
         .chain(&results.ceilings.http)
         .map(|cell| {
-            let round = results.settings.scenarios.iter().position(|s| *s == cell.scenario);
-            (cell.started_seconds.expect("every cell says when it started"), round.unwrap())
+            let c = cell.beside_concurrency.unwrap_or(cell.concurrency);
+            let block = blocks.iter().position(|b| b.0 == cell.scenario && b.1 == c);
+            (
+                cell.started_seconds.expect("every window says when it started"),
+                block.unwrap(),
+                cell.round,
+            )
         })
         .collect();
     timeline.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let rounds: Vec<usize> = timeline.iter().map(|(_, round)| *round).collect();
-    assert!(rounds.is_sorted(), "cells out of their rounds: {rounds:?}");
-    assert_eq!(results.ceilings.db.len(), 10, "once per database scenario");
+    let order: Vec<(usize, u32)> =
+        timeline.iter().map(|(_, block, round)| (*block, *round)).collect();
+    assert!(order.is_sorted(), "windows out of their blocks and rounds: {order:?}");
+    // Two parties a round, the order rotating: one goes first in one round, the other in
+    // the next.
+    let firsts: Vec<bool> = timeline
+        .chunks(2)
+        .map(|pair| stack.cells.iter().any(|c| c.started_seconds == Some(pair[0].0)))
+        .collect();
+    assert!(firsts.windows(2).all(|w| w[0] != w[1]), "the order does not rotate: {firsts:?}");
+    assert_eq!(results.ceilings.db.len(), 40, "10 database scenarios × 2 blocks × 2 rounds");
     assert!(
-        results.ceilings.db.iter().all(|c| c.concurrency == results.settings.pool_max),
-        "one client per pooled connection"
+        results
+            .ceilings
+            .db
+            .iter()
+            .all(|c| c.concurrency == results.settings.pool_max && c.beside_concurrency.is_some()),
+        "one client per pooled connection, beside the stacks' concurrency"
     );
     assert!(
         results
@@ -195,6 +242,8 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     for text in ["axum-serde-sqlx", "checkoutSoldOut", "DB ceiling", "HTTP ceiling"] {
         assert!(page.contains(text), "the summary lacks {text}");
     }
+    assert_eq!(outcome::problems(&results), [], "a clean run");
+    assert_eq!(outcome::exit_code(&outcome::problems(&results)), 0);
     assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
 }
 
@@ -243,9 +292,12 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
     let crashed = &results.stacks[0];
     assert_eq!(crashed.status, "crashed");
     assert!(crashed.failure.as_deref().unwrap_or("").contains("exited"), "{:?}", crashed.failure);
-    assert!(!crashed.cells.is_empty() && crashed.cells.len() < 12, "{} cells", crashed.cells.len());
+    assert!(!crashed.cells.is_empty() && crashed.cells.len() < 24, "{} cells", crashed.cells.len());
     let next = &results.stacks[1];
-    assert_eq!((next.status.as_str(), next.cells.len()), ("measured", 12), "{:?}", next.failure);
+    assert_eq!((next.status.as_str(), next.cells.len()), ("measured", 24), "{:?}", next.failure);
+    let problems = outcome::problems(&results);
+    assert!(problems.iter().any(|p| matches!(p, outcome::Problem::Crashed { .. })), "{problems:?}");
+    assert_eq!(outcome::exit_code(&problems), outcome::EXIT_CRASHED);
     assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
 }
 
@@ -277,7 +329,8 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
     let saved = RunResults::read(&output).unwrap();
     assert_eq!(saved.run.status, "interrupted");
     let cells = saved.stacks[0].cells.len();
-    assert!(cells > 0 && cells < 12, "{cells} cells kept");
+    assert!(cells > 0 && cells < 24, "{cells} windows kept");
+    assert_eq!(outcome::exit_code(&outcome::problems(&saved)), outcome::EXIT_INTERRUPTED);
     assert!(wait_for_no_children().is_empty(), "processes left behind: {:?}", children());
 }
 
@@ -429,7 +482,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     assert!(measured.validation.iter().all(|v| v.passed), "{:?}", measured.validation);
     assert_eq!(measured.address.as_deref(), Some(addr.to_string().as_str()));
     assert_eq!(measured.ready_ms, None, "it was not started here");
-    assert_eq!(measured.cells.len(), 2);
+    assert_eq!(measured.cells.len(), 4, "2 scenarios × 2 rounds");
     for cell in &measured.cells {
         assert!(cell.counts.ok > 0, "{}", cell.scenario);
         // Processes the suite cannot see are not measured, rather than measured as zero.
@@ -440,8 +493,10 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     }
     // Checkout rows = the checkouts the client saw acknowledged: the earlier user's row was
     // restored away through --database-url before the cell, and the audit read that database.
-    let audit = measured.cells[1].audit.as_ref().expect("checkoutCreate is audited");
-    assert!(audit.passed, "{:?}", audit.failures);
+    for cell in measured.cells.iter().filter(|c| c.scenario == "checkoutCreate") {
+        let audit = cell.audit.as_ref().expect("checkoutCreate is audited");
+        assert!(audit.passed, "{:?}", audit.failures);
+    }
     assert!(results.ceilings.db.iter().any(|c| c.scenario == "checkoutCreate"));
     let written: RunResults =
         serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
@@ -463,6 +518,7 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         let mut options = options(dir.path().join(format!("shard{index}.json")));
         options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
         options.concurrency = vec![5];
+        options.rounds = 1;
         options.warmup = Duration::from_millis(300);
         options.duration = Duration::from_secs(1);
         options.database_url = Some(url.clone());
@@ -514,5 +570,88 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         audit.acknowledged_checkouts, audit.checkout_rows,
         "every row acknowledged to one of the shards"
     );
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+/// The suite against a stack that lies about its checkouts (a proxy in front of a real
+/// one), on a database of its own: the results and what the suite's exit status says.
+fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
+    let (server, url) = seeded_server();
+    let (mut stack, upstream) = start_by_hand(&url);
+    let liar = liar::start(upstream, lie);
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.scenarios = vec![Scenario::CheckoutCreate, Scenario::CheckoutHotspot];
+    options.concurrency = vec![2];
+    options.database_url = Some(url.clone());
+    options.running = Some(vec![liar]);
+    options.ceilings = false;
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    stack.kill().unwrap();
+    stack.wait().unwrap();
+    drop(server);
+    results
+}
+
+/// The lie passed the contract check, was measured, and every cell it touched is
+/// disqualified for the audit with the exit status saying so.
+fn assert_caught(results: &RunResults, failure: &str) {
+    let stack = &results.stacks[0];
+    assert_eq!(stack.status, "measured", "the contract check cannot see it: {:?}", stack.failure);
+    assert_eq!(stack.cells.len(), 4);
+    for cell in &stack.cells {
+        let audit = cell.audit.as_ref().expect("write windows are audited");
+        assert!(!audit.passed, "{}: {:?}", cell.scenario, audit);
+        assert!(audit.failures.iter().any(|f| f.contains(failure)), "{:?}", audit.failures);
+        let reason = loadgen::warnings::disqualification(cell).expect("disqualified");
+        assert!(reason.message.contains("audit failed"), "{}", reason.message);
+    }
+    let problems = outcome::problems(results);
+    let disqualified: Vec<&str> = problems
+        .iter()
+        .filter_map(|p| match p {
+            outcome::Problem::Disqualified { scenario, .. } => Some(scenario.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(disqualified, ["checkoutCreate", "checkoutHotspot"], "{problems:?}");
+    assert_eq!(outcome::exit_code(&problems), outcome::EXIT_DISQUALIFIED);
+    let page = loadgen::report::render(std::slice::from_ref(results)).unwrap();
+    assert!(page.contains("disqualified: the write audit failed"), "the page says why");
+    assert!(!page.contains("best: "), "nothing is ranked");
+}
+
+#[test]
+fn a_stack_that_acknowledges_checkouts_without_writing_them_is_disqualified() {
+    let _serial = serial();
+    let results = suite_against_a_liar(liar::Lie::AcknowledgeWithoutWriting);
+    assert_caught(&results, "successful checkouts acknowledged");
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn a_stack_that_writes_every_checkout_twice_is_disqualified() {
+    let _serial = serial();
+    let results = suite_against_a_liar(liar::Lie::WriteTwice);
+    assert_caught(&results, "successful checkouts acknowledged");
+    for cell in &results.stacks[0].cells {
+        let audit = cell.audit.as_ref().unwrap();
+        assert_eq!(audit.checkout_rows, 2 * audit.acknowledged_checkouts, "{}", cell.scenario);
+    }
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn a_stack_that_refuses_every_checkout_with_the_stock_in_hand_is_disqualified() {
+    let _serial = serial();
+    let results = suite_against_a_liar(liar::Lie::RefuseEverything);
+    assert_caught(&results, "out_of_stock refusal(s)");
+    for cell in &results.stacks[0].cells {
+        // Not a business refusal: every one counts as an error of its own kind.
+        assert_eq!((cell.counts.ok, cell.counts.rejected), (0, 0), "{}", cell.scenario);
+        assert_eq!(cell.counts.errors_by_kind["unjustified_refusal"], cell.counts.errors);
+        let audit = cell.audit.as_ref().unwrap();
+        assert_eq!(audit.unjustified_refusals, cell.requests_total());
+    }
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }

@@ -1,0 +1,229 @@
+//! The windows of one or more runs, grouped into cells: a target (stack or ceiling), a
+//! scenario and the stacks' concurrency, each with one sample per round.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::outcome::block_concurrency;
+use crate::results::{Cell, RunResults, decode_histogram};
+use crate::scenario::Scenario;
+use crate::warnings::disqualification;
+
+/// What a row is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Target {
+    Stack(String),
+    HttpCeiling,
+    DbCeiling,
+}
+
+impl Target {
+    /// The name a reader sees.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Target::Stack(name) => name.clone(),
+            Target::HttpCeiling => "HTTP ceiling".into(),
+            Target::DbCeiling => "DB ceiling".into(),
+        }
+    }
+
+    /// The name in a cell's `data-cell` id.
+    pub(crate) fn id(&self) -> String {
+        match self {
+            Target::Stack(name) => name.clone(),
+            Target::HttpCeiling => "http-ceiling".into(),
+            Target::DbCeiling => "db-ceiling".into(),
+        }
+    }
+}
+
+/// Which round of which run a window was measured in: windows with the same key were
+/// measured side by side, and are paired.
+pub(crate) type RoundKey = (usize, u32);
+
+/// The windows of one target, scenario and concurrency.
+#[derive(Debug, Default)]
+pub(crate) struct CellWindows<'a> {
+    pub(crate) windows: Vec<(RoundKey, &'a Cell)>,
+}
+
+impl<'a> CellWindows<'a> {
+    /// Why the cell is disqualified (the first failing window's first gate), or `None`.
+    pub(crate) fn disqualified(&self) -> Option<String> {
+        self.windows.iter().find_map(|(_, cell)| disqualification(cell).map(|w| w.message.clone()))
+    }
+
+    /// The windows that count as samples: complete ones (Ctrl-C cuts a window short).
+    pub(crate) fn samples(&self) -> impl Iterator<Item = &(RoundKey, &'a Cell)> {
+        self.windows.iter().filter(|(_, cell)| !cell.stopped_early)
+    }
+
+    /// `metric` of each complete window, by round.
+    pub(crate) fn by_round(
+        &self,
+        metric: impl Fn(&Cell) -> Option<f64>,
+    ) -> BTreeMap<RoundKey, f64> {
+        self.samples().filter_map(|(key, cell)| Some((*key, metric(cell)?))).collect()
+    }
+
+    /// The cells, in the order measured.
+    pub(crate) fn cells(&self) -> impl Iterator<Item = &'a Cell> + '_ {
+        self.windows.iter().map(|(_, cell)| *cell)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+}
+
+/// The cells of one or more runs.
+pub(crate) struct Dataset<'a> {
+    pub(crate) runs: &'a [RunResults],
+    pub(crate) stacks: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
+    pub(crate) concurrency: Vec<u32>,
+    cells: BTreeMap<(Target, String, u32), CellWindows<'a>>,
+    empty: CellWindows<'a>,
+}
+
+impl<'a> Dataset<'a> {
+    pub(crate) fn new(runs: &'a [RunResults]) -> Self {
+        let mut stacks: Vec<String> = Vec::new();
+        let mut scenarios: Vec<String> = Vec::new();
+        let mut concurrency: Vec<u32> = Vec::new();
+        let mut cells: BTreeMap<(Target, String, u32), CellWindows<'a>> = BTreeMap::new();
+        for (run_index, run) in runs.iter().enumerate() {
+            for scenario in &run.settings.scenarios {
+                if !scenarios.contains(scenario) {
+                    scenarios.push(scenario.clone());
+                }
+            }
+            concurrency.extend(&run.settings.concurrency);
+            let mut add = |target: Target, cell: &'a Cell| {
+                let key = (target, cell.scenario.clone(), block_concurrency(cell));
+                cells.entry(key).or_default().windows.push(((run_index, cell.round), cell));
+            };
+            for cell in &run.ceilings.http {
+                add(Target::HttpCeiling, cell);
+            }
+            for cell in &run.ceilings.db {
+                add(Target::DbCeiling, cell);
+            }
+            for stack in &run.stacks {
+                if !stacks.contains(&stack.name) {
+                    stacks.push(stack.name.clone());
+                }
+                for cell in &stack.cells {
+                    add(Target::Stack(stack.name.clone()), cell);
+                }
+            }
+        }
+        concurrency.sort_unstable();
+        concurrency.dedup();
+        Self { runs, stacks, scenarios, concurrency, cells, empty: CellWindows::default() }
+    }
+
+    pub(crate) fn cell(
+        &self,
+        target: &Target,
+        scenario: &str,
+        concurrency: u32,
+    ) -> &CellWindows<'a> {
+        self.cells.get(&(target.clone(), scenario.to_owned(), concurrency)).unwrap_or(&self.empty)
+    }
+
+    /// The ceiling that bounds `scenario`: the responder for scenarios without database
+    /// access, the same statements straight on the store otherwise.
+    pub(crate) fn ceiling_of(scenario: &str) -> Target {
+        if uses_database(scenario) { Target::DbCeiling } else { Target::HttpCeiling }
+    }
+
+    /// Latency over every complete window of a cell: of the successes, and for a scenario
+    /// ranked by expected answers (`checkoutSoldOut`) of the refusals too.
+    pub(crate) fn latency(
+        &self,
+        target: &Target,
+        scenario: &str,
+        concurrency: u32,
+    ) -> Option<Histogram<u64>> {
+        let with_refusals = Metric::for_scenario(scenario) == Metric::Answered;
+        let mut merged: Option<Histogram<u64>> = None;
+        let cell = self.cell(target, scenario, concurrency);
+        let encoded = cell.samples().flat_map(|(_, cell)| {
+            let refusals = with_refusals.then_some(cell.histogram_rejected.as_str());
+            std::iter::once(cell.histogram_ok.as_str()).chain(refusals)
+        });
+        for text in encoded {
+            let Ok(histogram) = decode_histogram(text) else { continue };
+            if histogram.is_empty() {
+                continue;
+            }
+            match merged.as_mut() {
+                Some(total) => {
+                    let _ = total.add(&histogram);
+                }
+                None => merged = Some(histogram),
+            }
+        }
+        merged
+    }
+
+    /// Total rounds per cell of the runs together.
+    pub(crate) fn rounds(&self) -> u32 {
+        self.runs.iter().map(|r| r.settings.rounds.max(1) * r.settings.repeat.max(1)).sum()
+    }
+}
+
+fn uses_database(scenario: &str) -> bool {
+    Scenario::parse(scenario).map_or(true, Scenario::uses_database)
+}
+
+/// Which rate ranks the stacks of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Metric {
+    /// Successes per second.
+    Goodput,
+    /// Successes and expected refusals per second: for `checkoutSoldOut`, where after ten
+    /// sales every correct answer is a refusal.
+    Answered,
+    /// Every response per second.
+    Throughput,
+}
+
+impl Metric {
+    pub(crate) fn for_scenario(scenario: &str) -> Self {
+        if scenario == Scenario::CheckoutSoldOut.name() {
+            Metric::Answered
+        } else {
+            Metric::Goodput
+        }
+    }
+
+    pub(crate) fn of(self, cell: &Cell) -> f64 {
+        match self {
+            Metric::Goodput => cell.goodput_rps,
+            Metric::Answered => {
+                (cell.counts.ok + cell.counts.rejected) as f64 / cell.window_seconds
+            }
+            Metric::Throughput => cell.throughput_rps,
+        }
+    }
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Metric::Goodput => "goodput (ok/s)",
+            Metric::Answered => "expected answers/s (201 or 409)",
+            Metric::Throughput => "responses/s",
+        }
+    }
+
+    /// The per-second value of a timeline second.
+    pub(crate) fn per_second(self, second: &crate::results::TimelineSecond) -> f64 {
+        match self {
+            Metric::Goodput => second.ok as f64,
+            Metric::Answered => (second.ok + second.rejected) as f64,
+            Metric::Throughput => (second.ok + second.rejected + second.errors) as f64,
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Section 7: how the run was measured and judged, on what.
+
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary, min_detectable_ratio};
+use serde::Serialize;
+
+use super::dataset::Dataset;
+use super::verdicts::Family;
+
+/// The power the page states: the chance of seeing a difference of the stated size.
+pub(crate) const STATED_POWER: f64 = 0.8;
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Method {
+    settings: Vec<(String, String)>,
+    verdicts: Verdicts,
+    parity: Vec<String>,
+    environment: Vec<(String, String)>,
+    caveats: Vec<String>,
+}
+
+/// How the page's verdicts were drawn, with this run's own figures.
+#[derive(Debug, Serialize)]
+pub(crate) struct Verdicts {
+    /// Rounds per cell.
+    rounds: u32,
+    /// The false-discovery rate, percent.
+    fdr_percent: String,
+    /// Pairs in a full family (every stack against every other).
+    pairs_per_family: usize,
+    /// The per-round spread of a pair's log ratio, median over every compared pair.
+    noise: Option<String>,
+    /// The smallest difference seen four times in five (at the strictest level of a family).
+    detectable: Option<String>,
+    /// Pairs called different, of pairs compared, over the page.
+    called: usize,
+    compared: usize,
+}
+
+pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {
+    let rounds = dataset.rounds();
+    if rounds > 1 {
+        format!(
+            "{rounds} rounds per cell ({} run(s)): every target measured one window per round, side by side with the others; values are medians with the range over the rounds; comparisons are ratios with their interval (see Method).",
+            dataset.runs.len()
+        )
+    } else {
+        "One round per cell: no comparison can have an interval, so no stack is called faster or slower than another. Run with --rounds 5 (the default) for verdicts.".into()
+    }
+}
+
+fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
+    let mut spreads = Vec::new();
+    let (mut called, mut compared) = (0, 0);
+    for scenario in &dataset.scenarios {
+        for &concurrency in &dataset.concurrency {
+            let family = Family::rates(dataset, scenario, concurrency);
+            spreads.extend(family.log_ratio_spreads());
+            let (c, n) = family.calls();
+            called += c;
+            compared += n;
+        }
+    }
+    let rounds = dataset.rounds();
+    let stacks = dataset.stacks.len();
+    let pairs_per_family = stacks * stacks.saturating_sub(1) / 2;
+    let noise = Summary::of(&spreads).map(|s| s.median);
+    let strictest = FALSE_DISCOVERY_RATE / pairs_per_family.max(1) as f64;
+    let detectable = noise
+        .and_then(|sd| min_detectable_ratio(sd, rounds as usize, strictest, STATED_POWER))
+        .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
+    Verdicts {
+        rounds,
+        fdr_percent: super::percent(FALSE_DISCOVERY_RATE),
+        pairs_per_family,
+        noise: noise.map(|sd| format!("{sd:.3}")),
+        detectable,
+        called,
+        compared,
+    }
+}
+
+pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
+    let first = &dataset.runs[0];
+    let s = &first.settings;
+    let e = &first.environment;
+    let phases = match (s.warmup_max_seconds, s.window_max_seconds) {
+        (Some(warmup_max), Some(window_max)) => format!(
+            "warm-up ≥ {} s until every connection has had an answer (≤ {warmup_max} s); window ≥ {} s until it holds one answer per connection (≤ {window_max} s)",
+            s.warmup_seconds, s.window_seconds
+        ),
+        _ => {
+            format!("{} s warm-up, {} s window (by the clock)", s.warmup_seconds, s.window_seconds)
+        }
+    };
+    let mut settings = vec![
+        ("stacks".into(), s.stacks.join(", ")),
+        ("scenarios".into(), s.scenarios.join(", ")),
+        (
+            "concurrency".into(),
+            s.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+        ),
+        ("windows".into(), phases),
+        (
+            "rounds per cell".into(),
+            format!(
+                "{} run(s) × {} round(s) × {} repeat(s)",
+                dataset.runs.len(),
+                s.rounds,
+                s.repeat
+            ),
+        ),
+        ("pool".into(), format!("{} connections (min = max)", s.pool_max)),
+        (
+            "server workers / blocking threads".into(),
+            format!("{} / {}", s.server_workers, s.blocking_threads),
+        ),
+        ("client workers".into(), s.client_workers.to_string()),
+        ("request timeout".into(), format!("{} ms", s.request_timeout_ms)),
+        (
+            "database".into(),
+            format!(
+                "{} PostgreSQL, {}",
+                s.database,
+                if s.durable_database { "fsync on" } else { "fsync and synchronous commit off" }
+            ),
+        ),
+        ("command".into(), first.run.command_line.join(" ")),
+    ];
+    let environment = vec![
+        ("CPU".into(), format!("{} × {}", e.cpu_count, e.cpu_model.clone().unwrap_or_default())),
+        (
+            "memory".into(),
+            e.memory_bytes
+                .map_or(String::new(), |b| format!("{:.1} GiB", b as f64 / 1_073_741_824.0)),
+        ),
+        ("kernel".into(), e.kernel.clone().unwrap_or_default()),
+        ("PostgreSQL".into(), e.postgres_version.clone().unwrap_or_default()),
+        (
+            "PostgreSQL settings".into(),
+            e.postgres_settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        ("rustc".into(), e.rustc.clone().unwrap_or_default()),
+        ("release profile".into(), e.release_profile.clone()),
+        ("RUSTFLAGS".into(), e.rustflags.clone().unwrap_or_default()),
+        (
+            "commit".into(),
+            format!(
+                "{}{}",
+                e.git_commit.clone().unwrap_or_else(|| "unknown".into()),
+                if e.git_dirty == Some(true) { " (with uncommitted changes)" } else { "" }
+            ),
+        ),
+        ("load generator".into(), format!("loadgen {}", e.loadgen_version)),
+    ];
+    let elsewhere: Vec<String> = first
+        .stacks
+        .iter()
+        .filter_map(|stack| Some(format!("{} at {}", stack.name, stack.address.as_ref()?)))
+        .collect();
+    let placement = if elsewhere.is_empty() {
+        "Client, servers and PostgreSQL share one machine: every number includes their competition for its CPUs. The ceilings are measured the same way, in the same rounds.".to_owned()
+    } else {
+        format!(
+            "The stacks were started by someone else ({}): their CPU and memory were not measured, and their own settings are whatever they were started with. The environment above is the client's{}.",
+            elsewhere.join(", "),
+            if first.run.shards.len() > 1 {
+                " — shard 1's; each client host's CPU is in the clients row"
+            } else {
+                ""
+            }
+        )
+    };
+    if !first.run.shards.is_empty() {
+        let hosts: Vec<String> = first
+            .run
+            .shards
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} of {} on {} ({} × {})",
+                    s.index,
+                    s.count,
+                    s.hostname.as_deref().unwrap_or("?"),
+                    s.cpu_count,
+                    s.cpu_model.as_deref().unwrap_or("?")
+                )
+            })
+            .collect();
+        settings.push(("clients (--shard)".into(), hosts.join(", ")));
+    }
+    let caveats = vec![
+        placement,
+        "Goodput counts expected successes only; throughput counts every response. Latency percentiles are of successes at saturation (a closed loop: every connection sends its next request when the last is answered), from HDR histograms merged over the rounds.".to_owned(),
+        "The write scenarios run with the seed restored before each window; they measure the stacks with fsync off unless the run says otherwise, not the disk.".to_owned(),
+    ];
+    Method { settings, verdicts: verdicts(dataset), parity: s.parity.clone(), environment, caveats }
+}

@@ -1,0 +1,240 @@
+//! Sections 2–3: per scenario, the table of every target at every concurrency and its
+//! charts.
+
+use bookstore_stats::Summary;
+use serde::Serialize;
+
+use super::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
+use super::dataset::{Dataset, Metric, Target};
+use super::verdicts::Family;
+use super::{ComparisonText, colour, rate_text};
+use crate::scenario::Scenario;
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ScenarioSection {
+    name: String,
+    description: String,
+    metric: String,
+    groups: Vec<TableGroup>,
+    bars: BarChart,
+    latency: Vec<LineChart>,
+}
+
+#[derive(Debug, Serialize)]
+struct TableGroup {
+    concurrency: u32,
+    /// The stack every comparison in the group is against: the first of the ranking.
+    first: Option<String>,
+    rows: Vec<TableRow>,
+}
+
+#[derive(Debug, Serialize)]
+struct TableRow {
+    target: String,
+    colour: String,
+    is_ceiling: bool,
+    cell: Option<TableCell>,
+}
+
+#[derive(Debug, Serialize)]
+struct TableCell {
+    id: String,
+    rate: String,
+    throughput: String,
+    p50: String,
+    p99: String,
+    p999: String,
+    ok: u64,
+    rejected: u64,
+    errors: u64,
+    rounds: usize,
+    /// The first of a ranking that is distinguishable from every other stack.
+    best: bool,
+    /// Against the first of the ranking (none for the first itself and for ceilings).
+    against_first: Option<ComparisonText>,
+    disqualified: Option<String>,
+    sparkline: Option<Sparkline>,
+}
+
+fn table_cell(
+    dataset: &Dataset<'_>,
+    target: &Target,
+    scenario: &str,
+    concurrency: u32,
+) -> Option<TableCell> {
+    let windows = dataset.cell(target, scenario, concurrency);
+    let first = windows.cells().next()?;
+    let metric = Metric::for_scenario(scenario);
+    let summary = |m: Metric| {
+        Summary::of(&windows.by_round(|c| Some(m.of(c))).into_values().collect::<Vec<_>>())
+    };
+    let latency = dataset.latency(target, scenario, concurrency);
+    let quantile = |q: f64| {
+        latency
+            .as_ref()
+            .map_or("–".to_owned(), |h| charts::latency_label(h.value_at_quantile(q) as f64))
+    };
+    let per_second: Vec<f64> = first.timeline.iter().map(|s| metric.per_second(s)).collect();
+    Some(TableCell {
+        id: format!("{}:{scenario}:{concurrency}", target.id()),
+        rate: summary(metric).as_ref().map_or("–".into(), rate_text),
+        throughput: summary(Metric::Throughput).as_ref().map_or("–".into(), rate_text),
+        p50: quantile(0.5),
+        p99: quantile(0.99),
+        p999: quantile(0.999),
+        ok: windows.cells().map(|c| c.counts.ok).sum(),
+        rejected: windows.cells().map(|c| c.counts.rejected).sum(),
+        errors: windows.cells().map(|c| c.counts.errors).sum(),
+        rounds: windows.samples().count(),
+        best: false,
+        against_first: None,
+        disqualified: windows.disqualified(),
+        sparkline: charts::sparkline(&per_second, "req/s"),
+    })
+}
+
+pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection {
+    let metric = Metric::for_scenario(scenario);
+    let ceiling = Dataset::ceiling_of(scenario);
+    let ceiling_name = match ceiling {
+        Target::HttpCeiling => "HTTP ceiling (minimal responder)",
+        _ => "DB ceiling (same SQL, no HTTP)",
+    };
+    let groups = dataset
+        .concurrency
+        .iter()
+        .map(|&concurrency| {
+            let family = Family::rates(dataset, scenario, concurrency);
+            let ranking = family.ranking();
+            let first = ranking.order.first().map(|&i| family.members[i].name.clone());
+            let mut rows: Vec<TableRow> = dataset
+                .stacks
+                .iter()
+                .map(|stack| {
+                    let mut cell =
+                        table_cell(dataset, &Target::Stack(stack.clone()), scenario, concurrency);
+                    if let (Some(cell), Some(first)) = (cell.as_mut(), &first) {
+                        cell.best = ranking.best && stack == first;
+                        cell.against_first = (stack != first)
+                            .then(|| family.compare(first, stack))
+                            .flatten()
+                            .map(ComparisonText::from);
+                    }
+                    TableRow {
+                        target: stack.clone(),
+                        colour: colour(dataset, stack),
+                        is_ceiling: false,
+                        cell,
+                    }
+                })
+                .collect();
+            if let Some(cell) = table_cell(dataset, &ceiling, scenario, concurrency) {
+                rows.push(TableRow {
+                    target: ceiling_name.into(),
+                    colour: CEILING_COLOUR.into(),
+                    is_ceiling: true,
+                    cell: Some(cell),
+                });
+            }
+            TableGroup { concurrency, first, rows }
+        })
+        .collect();
+
+    let labels: Vec<String> = dataset.concurrency.iter().map(|c| format!("c = {c}")).collect();
+    let mut values = Vec::new();
+    let mut ceilings = Vec::new();
+    for (group, &concurrency) in dataset.concurrency.iter().enumerate() {
+        let family = Family::rates(dataset, scenario, concurrency);
+        for (slot, stack) in dataset.stacks.iter().enumerate() {
+            let Some(member) = family.index(stack).map(|i| &family.members[i]) else { continue };
+            let Some(summary) = member.summary.as_ref().filter(|_| member.qualified()) else {
+                continue;
+            };
+            values.push(BarValue {
+                group,
+                slot,
+                value: summary.median,
+                range: (summary.n > 1).then_some((summary.min, summary.max)),
+                colour: colour(dataset, stack),
+                title: format!(
+                    "{stack}, c = {concurrency}: {} {}",
+                    rate_text(summary),
+                    metric.label()
+                ),
+            });
+        }
+        let reference =
+            dataset.cell(&ceiling, scenario, concurrency).by_round(|c| Some(metric.of(c)));
+        if let Some(summary) = Summary::of(&reference.into_values().collect::<Vec<_>>()) {
+            ceilings.push((
+                group,
+                summary.median,
+                format!("{ceiling_name}, c = {concurrency}: {:.0}/s", summary.median),
+            ));
+        }
+    }
+    let bars = charts::bar_chart(&labels, dataset.stacks.len(), &values, &ceilings, metric.label());
+
+    let latency = dataset
+        .concurrency
+        .iter()
+        .filter_map(|&concurrency| {
+            let curves: Vec<(String, String, Vec<u64>)> = dataset
+                .stacks
+                .iter()
+                .filter_map(|stack| {
+                    let target = Target::Stack(stack.clone());
+                    if dataset.cell(&target, scenario, concurrency).disqualified().is_some() {
+                        return None;
+                    }
+                    let histogram = dataset.latency(&target, scenario, concurrency)?;
+                    let values = charts::CURVE_PERCENTILES
+                        .iter()
+                        .map(|p| {
+                            if *p >= 100.0 {
+                                histogram.max()
+                            } else {
+                                histogram.value_at_quantile(p / 100.0)
+                            }
+                        })
+                        .collect();
+                    Some((colour(dataset, stack), stack.clone(), values))
+                })
+                .collect();
+            let of = if metric == Metric::Answered { "expected answers" } else { "successes" };
+            (!curves.is_empty()).then(|| {
+                charts::latency_chart(
+                    &format!("latency of {of} at saturation, c = {concurrency}"),
+                    &curves,
+                )
+            })
+        })
+        .collect();
+
+    ScenarioSection {
+        name: scenario.to_owned(),
+        description: describe(scenario),
+        metric: metric.label().into(),
+        groups,
+        bars,
+        latency,
+    }
+}
+
+fn describe(scenario: &str) -> String {
+    match Scenario::parse(scenario) {
+        Ok(Scenario::Health) => "GET /health — no database: framework and HTTP only".into(),
+        Ok(Scenario::SmallJson) => "GET /api/books/bench/small-json — a small body built per request, no database".into(),
+        Ok(Scenario::LargeJson) => "GET /api/books/bench/large-json?limit=200 — 200 books read and written as ~35 KB of JSON".into(),
+        Ok(Scenario::BookById) => "GET /api/books/{id}, random ids — one indexed lookup with a join".into(),
+        Ok(Scenario::BookList) => "GET /api/books?limit=50 — 50 rows, ~6 KB of JSON".into(),
+        Ok(Scenario::BookList500) => "GET /api/books?limit=500 — 500 rows, ~61 KB of JSON".into(),
+        Ok(Scenario::BookSearch) => "GET /api/books/search?q=Book&limit=20 — ILIKE over titles and author names".into(),
+        Ok(Scenario::AggregateReport) => "GET /api/books/bench/aggregate-report?limit=50 — a GROUP BY over all books".into(),
+        Ok(Scenario::CheckoutCreate) => "POST /api/checkouts, book ids cycling — a 5-statement transaction per request".into(),
+        Ok(Scenario::CheckoutHotspot) => "POST /api/checkouts, always book 1 — every transaction waits for the same row lock".into(),
+        Ok(Scenario::CheckoutDistributed) => "POST /api/checkouts, random books — write throughput with little contention".into(),
+        Ok(Scenario::CheckoutSoldOut) => "POST /api/checkouts, book 2 (stock 10) — 10 sales, then every answer is a 409 refusal".into(),
+        Err(_) => String::new(),
+    }
+}

@@ -1,0 +1,796 @@
+//! The suite's orchestration: stacks prepared once, then blocks of rounds.
+//!
+//! A block is one scenario at one concurrency. Its parties (every stack that passed the
+//! contract check, and the scenario's ceiling) each measure one window per round; the order
+//! of the parties rotates by one from round to round (over the whole run), so each is
+//! measured first, in the middle and last equally often and the machine's drift falls on
+//! all of them alike. Windows of one round are what the report pairs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bookstore_app::cli::DbCalls;
+use bookstore_app::stacks::StackInfo;
+use bookstore_domain::store::redact_credentials;
+
+use super::sampler::CpuSampler;
+use super::server::{self, ServerProcess};
+use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, parity, probe, shard};
+use crate::engine::{self, LiveCounter, LoadReport};
+use crate::environment::now_rfc3339;
+use crate::progress::Progress;
+use crate::results::{
+    Ceilings, Cell, LoadMode, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo,
+    ShardPart, SqlStats, StackResults, Validation,
+};
+use crate::scenario::{self, Scenario};
+use crate::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
+
+/// Who measures in a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Party {
+    /// The minimal responder, for scenarios without database access.
+    HttpCeiling,
+    /// The scenario's statements straight through the store, for the others.
+    DbCeiling,
+    /// An index into the prepared stacks.
+    Stack(usize),
+}
+
+/// The database the database ceiling runs on.
+const DB_CEILING_DATABASE: &str = "bench_ceiling";
+
+/// A stack that passed the contract check, and how it runs.
+#[derive(Debug, Clone)]
+struct PreparedStack {
+    info: StackInfo,
+    /// Its entry in `results.stacks`.
+    index: usize,
+    database: String,
+    /// Where its load goes.
+    addr: std::net::SocketAddr,
+}
+
+/// Where a window's load goes.
+struct Target<'a> {
+    addr: std::net::SocketAddr,
+    pid: Option<u32>,
+    database: Option<&'a str>,
+}
+
+/// A suite run in progress.
+pub(crate) struct Suite<'a> {
+    options: &'a SuiteOptions,
+    database: database::BenchDatabase,
+    results: RunResults,
+    progress: Progress,
+    stop: Arc<AtomicBool>,
+    logs: PathBuf,
+    /// The stacks that passed the contract check, in `--stacks` order.
+    prepared: Vec<PreparedStack>,
+    /// Their processes when the suite started them, by `prepared` index (`None` for stacks
+    /// someone else started); kept running from the check to the end of the run.
+    processes: Vec<Option<ServerProcess>>,
+    responder: Option<ServerProcess>,
+    db_ceiling_url: Option<String>,
+    started: std::time::Instant,
+}
+
+impl<'a> Suite<'a> {
+    /// The whole run: database, stacks, rounds, results.
+    pub(crate) fn run(
+        options: &'a SuiteOptions,
+        stop: Arc<AtomicBool>,
+    ) -> anyhow::Result<RunResults> {
+        let logs = options.output.with_extension("logs");
+        std::fs::create_dir_all(&logs)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
+        // Every stack keeps its pool open for the whole run, and so does the database
+        // ceiling while it runs.
+        let pools = options.stacks.len() as u32 + u32::from(options.ceilings);
+        let max_connections = options.pool_max * pools + SPARE_CONNECTIONS;
+        let mut database = database::BenchDatabase::open(
+            options.database_url.as_deref(),
+            options.db_provider,
+            options.durable,
+            max_connections,
+        )?;
+        let results = new_results(options, &mut database);
+        let mut suite = Suite {
+            options,
+            database,
+            results,
+            progress: Progress::new(options.total_windows()),
+            stop,
+            logs,
+            prepared: Vec::new(),
+            processes: Vec::new(),
+            responder: None,
+            db_ceiling_url: None,
+            started: std::time::Instant::now(),
+        };
+        if !suite.database.statements_available() {
+            suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
+        }
+        if options.total_rounds() < MIN_ROUNDS {
+            let rounds = options.total_rounds();
+            suite.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
+        }
+        suite.save()?;
+        suite.prepare_stacks()?;
+        suite.measure()?;
+        suite.progress.finish();
+        // Stop what the run started before the results say it is over.
+        suite.processes.clear();
+        suite.responder = None;
+        suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
+        suite.results.run.finished_at = Some(now_rfc3339());
+        suite.save()?;
+        Ok(suite.results)
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn save(&self) -> anyhow::Result<()> {
+        self.results
+            .write(&self.options.output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
+    }
+
+    /// Gives every stack its database, starts it, checks it against the contract, and
+    /// keeps it running.
+    fn prepare_stacks(&mut self) -> anyhow::Result<()> {
+        if let Some(addresses) = self.options.running.clone() {
+            return self.prepare_running(&addresses);
+        }
+        for stack in &self.options.stacks {
+            if self.stopped() {
+                break;
+            }
+            let name = stack.identity.service;
+            let database = format!("bench_{}", name.replace('-', "_"));
+            let url = self.database.fresh(&database)?;
+            let mut args = vec![
+                "--pool-max".to_owned(),
+                self.options.pool_max.to_string(),
+                "--workers".to_owned(),
+                self.options.server_workers.to_string(),
+            ];
+            if stack.db_calls == DbCalls::Blocking {
+                args.extend([
+                    "--blocking-threads".to_owned(),
+                    self.options.blocking_threads.to_string(),
+                ]);
+            }
+            let index = self.add_stack(name, None);
+            let binary = self.options.bin_dir.join(name);
+            // In the environment, not the arguments: those are visible to every user in `ps`.
+            let env = [("DATABASE_URL", url.as_str())];
+            let log = self.logs.join(format!("{name}.log"));
+            let started =
+                ServerProcess::start(name, &binary, &args, &env, log).and_then(|mut server| {
+                    server.wait_ready("/health/db").map(|ready| (server, ready))
+                });
+            let (server, ready) = match started {
+                Ok(started) => started,
+                Err(error) => {
+                    self.stack_failed(index, "failed", format!("did not start: {error}"))?;
+                    continue;
+                }
+            };
+            self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
+            if !self.check_contract(index, server.addr(), "")? {
+                continue;
+            }
+            self.progress
+                .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
+            self.prepared.push(PreparedStack {
+                info: *stack,
+                index,
+                database,
+                addr: server.addr(),
+            });
+            self.processes.push(Some(server));
+        }
+        self.save()
+    }
+
+    /// The stacks someone else started: checked against the contract where they run, on
+    /// their database restored to the seed first (the checks read seeded rows).
+    fn prepare_running(&mut self, addresses: &[std::net::SocketAddr]) -> anyhow::Result<()> {
+        let database = self.database.target_database()?.to_owned();
+        for (stack, &address) in self.options.stacks.iter().zip(addresses) {
+            if self.stopped() {
+                break;
+            }
+            let name = stack.identity.service;
+            let index = self.add_stack(name, Some(address));
+            if let Err(why) = server::wait_answering(address, "/health/db") {
+                self.stack_failed(index, "failed", format!("at {address}: {why}"))?;
+                continue;
+            }
+            if self.options.coordinates() {
+                self.database.restore(&database)?;
+            }
+            if !self.check_contract(index, address, &format!("at {address}: "))? {
+                continue;
+            }
+            self.progress.note(&format!("{name} at {address}: contract check passed"));
+            self.prepared.push(PreparedStack {
+                info: *stack,
+                index,
+                database: database.clone(),
+                addr: address,
+            });
+            self.processes.push(None);
+        }
+        self.save()
+    }
+
+    /// A stack's entry in the results, `measured` until something says otherwise; its index.
+    fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
+        self.results.stacks.push(StackResults {
+            name: name.to_owned(),
+            status: "measured".into(),
+            failure: None,
+            ready_ms: None,
+            address: address.map(|a| a.to_string()),
+            validation: Vec::new(),
+            cells: Vec::new(),
+        });
+        self.results.stacks.len() - 1
+    }
+
+    /// The contract check of stack `index` at `addr`, recorded; a failing stack is marked
+    /// `failed` (the reason prefixed with `context`). Whether it passed.
+    fn check_contract(
+        &mut self,
+        index: usize,
+        addr: std::net::SocketAddr,
+        context: &str,
+    ) -> anyhow::Result<bool> {
+        let validation = validate_stack(addr, &self.options.scenarios);
+        let failed: Vec<String> = validation
+            .iter()
+            .filter(|v| !v.passed)
+            .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
+            .collect();
+        self.results.stacks[index].validation = validation;
+        if failed.is_empty() {
+            return Ok(true);
+        }
+        let why = format!("{context}does not meet the contract: {}", failed.join("; "));
+        self.stack_failed(index, "failed", why)?;
+        Ok(false)
+    }
+
+    /// Marks a stack `failed` (before measuring) or `crashed`, skipping its remaining windows.
+    fn stack_failed(&mut self, index: usize, status: &str, why: String) -> anyhow::Result<()> {
+        let stack = &mut self.results.stacks[index];
+        self.progress.note(&format!("{}: {status}: {why}", stack.name));
+        let measured = stack.cells.len() as u64;
+        self.progress.skipped(self.options.windows_per_stack().saturating_sub(measured));
+        stack.status = status.to_owned();
+        stack.failure = Some(why);
+        self.save()
+    }
+
+    /// The blocks: per scenario and concurrency, every party once per round, the order
+    /// rotating.
+    fn measure(&mut self) -> anyhow::Result<()> {
+        if self.options.shard.is_some() {
+            return self.measure_on_schedule();
+        }
+        let mut turn = 0;
+        for scenario in self.options.scenarios.clone() {
+            for concurrency in self.options.concurrency.clone() {
+                let mut parties: Vec<Party> =
+                    self.options.ceiling_of(scenario).into_iter().collect();
+                parties.extend((0..self.prepared.len()).map(Party::Stack));
+                for round in 0..self.options.total_rounds() {
+                    let mut order = parties.clone();
+                    let len = order.len();
+                    if len > 0 {
+                        order.rotate_left(turn % len);
+                    }
+                    turn += 1;
+                    for party in order {
+                        if self.stopped() {
+                            return Ok(());
+                        }
+                        match party {
+                            Party::HttpCeiling => {
+                                self.http_ceiling(scenario, concurrency, round)?
+                            }
+                            Party::DbCeiling => self.db_ceiling(scenario, concurrency, round)?,
+                            Party::Stack(stack) => {
+                                self.stack_window(stack, scenario, concurrency, round, None)?
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rounds of a shard: like [`Self::measure`] without ceilings, each window in its
+    /// slot of the schedule every shard shares.
+    fn measure_on_schedule(&mut self) -> anyhow::Result<()> {
+        if let Some(shard) = self.options.shard {
+            let ready_by = shard.setup_start(0, self.options.slot_timing());
+            if let Ok(late) = std::time::SystemTime::now().duration_since(ready_by) {
+                anyhow::bail!(
+                    "shard {} of {} was ready {:.1} s after the first setup began ({:.1} s before --start-at): its stack checks could have written during the other shards' measurement; start again with a later --start-at",
+                    shard.index,
+                    shard.count,
+                    late.as_secs_f64(),
+                    shard::SETUP.as_secs_f64()
+                );
+            }
+        }
+        let stacks = self.options.stacks.len();
+        let mut turn = 0;
+        for scenario in self.options.scenarios.clone() {
+            for concurrency in self.options.concurrency.clone() {
+                for round in 0..self.options.total_rounds() {
+                    let mut order: Vec<usize> = (0..stacks).collect();
+                    order.rotate_left(turn as usize % stacks.max(1));
+                    for stack in order {
+                        if self.stopped() {
+                            return Ok(());
+                        }
+                        // Stacks that failed here keep their slots (other shards may measure them).
+                        let Some(prepared) = self.prepared.iter().position(|p| p.index == stack)
+                        else {
+                            continue;
+                        };
+                        let slot = shard::slot(turn, stack, stacks);
+                        self.stack_window(prepared, scenario, concurrency, round, Some(slot))?;
+                    }
+                    turn += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The responder's window beside the stacks' at `concurrency`.
+    fn http_ceiling(
+        &mut self,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+    ) -> anyhow::Result<()> {
+        if self.responder.is_none() {
+            let binary = self.options.bin_dir.join(RESPONDER);
+            let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
+            let log = self.logs.join("responder.log");
+            let mut responder = ServerProcess::start(RESPONDER, &binary, &args, &[], log)
+                .map_err(anyhow::Error::msg)?;
+            responder
+                .wait_ready("/health")
+                .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
+            self.responder = Some(responder);
+        }
+        let responder = self.responder.as_ref().expect("started above");
+        let target = Target { addr: responder.addr(), pid: Some(responder.pid()), database: None };
+        let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
+        let cell = self.http_cell(&label, &target, scenario, concurrency, round, None)?;
+        self.results.ceilings.http.push(cell);
+        self.save()
+    }
+
+    /// The database ceiling's window beside the stacks' at `beside`: one client per pooled
+    /// connection, whatever the stacks' concurrency — a stack can never have more than
+    /// `pool_max` statements in flight, and more clients than connections would only measure
+    /// the pool's queue (which made this "ceiling" lower than the stacks it bounds: 183 vs
+    /// 211 aggregate reports/s at 256 clients, 270 at 32).
+    fn db_ceiling(&mut self, scenario: Scenario, beside: u32, round: u32) -> anyhow::Result<()> {
+        let name = DB_CEILING_DATABASE;
+        let url = match &self.db_ceiling_url {
+            Some(url) => url.clone(),
+            None => {
+                let url = self.database.fresh(name)?;
+                self.db_ceiling_url = Some(url.clone());
+                url
+            }
+        };
+        let concurrency = self.options.pool_max;
+        let workers = self.options.client_workers.max(1).min(concurrency as usize);
+        let per_thread_pool = concurrency.div_ceil(workers as u32);
+        if scenario.writes() {
+            self.database.restore(name)?;
+        }
+        let label = format!(
+            "ceiling db    {scenario}  c={concurrency} (beside {beside})  round {}",
+            round + 1
+        );
+        let load = Arc::new(scenario.workload("ceiling"));
+        let live = Arc::new(LiveCounter::new(workers));
+        let mut plan = self.options.plan(concurrency, &self.stop, &live);
+        plan.workers = workers;
+        let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
+        self.database.reset_statements();
+        let ticker = self.progress.running(label.clone(), live);
+        let started = self.started.elapsed().as_secs_f64();
+        let client_load = Arc::clone(&load);
+        let report = engine::run(
+            &plan,
+            move |_| {
+                ceiling::StoreClient::new(&url, per_thread_pool, scenario, Arc::clone(&client_load))
+            },
+            &mut sampler,
+        )
+        .map_err(|e| anyhow::anyhow!("the database ceiling could not open its pool: {e}"))?;
+        drop(ticker);
+        let mut cell = self.finish_cell(
+            &label,
+            scenario,
+            concurrency,
+            round,
+            &report,
+            &sampler,
+            None,
+            Some((name, &load)),
+        )?;
+        cell.beside_concurrency = Some(beside);
+        cell.started_seconds = Some(started);
+        self.results.ceilings.db.push(cell);
+        self.save()
+    }
+
+    /// One window of a stack; a shard's in its `slot`, with its share of the connections.
+    fn stack_window(
+        &mut self,
+        prepared: usize,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        slot: Option<u64>,
+    ) -> anyhow::Result<()> {
+        let stack = self.prepared[prepared].clone();
+        if self.results.stacks[stack.index].status != "measured" {
+            return Ok(()); // crashed in an earlier window
+        }
+        let name = stack.info.identity.service;
+        if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
+            return self.stack_failed(stack.index, "crashed", exit);
+        }
+        let label = format!("{name}  {scenario}  c={concurrency}  round {}", round + 1);
+        let pid = self.processes[prepared].as_ref().map(ServerProcess::pid);
+        let target = Target { addr: stack.addr, pid, database: Some(&stack.database) };
+        let mut cell = self.http_cell(&label, &target, scenario, concurrency, round, slot)?;
+        let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
+        if let Some(exit) = &exit {
+            cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
+        }
+        self.results.stacks[stack.index].cells.push(cell);
+        match exit {
+            Some(exit) => self.stack_failed(stack.index, "crashed", exit),
+            None => self.save(),
+        }
+    }
+
+    /// One window of HTTP load; a shard's in its `slot`, with its share of the connections.
+    fn http_cell(
+        &mut self,
+        label: &str,
+        target: &Target<'_>,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        slot: Option<u64>,
+    ) -> anyhow::Result<Cell> {
+        let coordinates = self.options.coordinates();
+        let timing = self.options.slot_timing();
+        let schedule = self.options.shard.zip(slot);
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // Right before the slot: the other shards' previous window has drained.
+            shard::wait_until(shard.setup_start(slot, timing), &self.stop);
+        }
+        if let (true, true, Some(database)) = (coordinates, scenario.writes(), target.database) {
+            self.database.restore(database)?;
+        }
+        let load = Arc::new(scenario.workload(&target.addr.to_string()));
+        if let Some(pid) = target.pid {
+            crate::procfs::reset_peak_rss(pid);
+        }
+        if coordinates {
+            self.database.reset_statements();
+        }
+        let connections = self.options.shard.map_or(concurrency, |s| s.connections(concurrency));
+        let late = schedule
+            .map(|(shard, slot)| shard::wait_until(shard.slot_start(slot, timing), &self.stop));
+        let live = Arc::new(LiveCounter::new(self.options.client_workers));
+        let plan = self.options.plan(connections, &self.stop, &live);
+        let postgres = target.database.and(self.database.postgres_pid());
+        let mut sampler = CpuSampler::new(target.pid, postgres);
+        let ticker = self.progress.running(label.to_owned(), live);
+        let started = self.started.elapsed().as_secs_f64();
+        let workload: Arc<dyn engine::Workload> = load.clone();
+        let report = engine::run_http(
+            &plan,
+            target.addr,
+            workload,
+            self.options.validate_every,
+            &mut sampler,
+        );
+        drop(ticker);
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // The other shards' drains, before reading what the database holds.
+            shard::wait_until(shard.drained(slot, timing), &self.stop);
+        }
+        let database = target.database.filter(|_| coordinates).map(|name| (name, &*load));
+        let mut cell = self.finish_cell(
+            label,
+            scenario,
+            concurrency,
+            round,
+            &report,
+            &sampler,
+            target.pid,
+            database,
+        )?;
+        cell.started_seconds = Some(started);
+        if let (Some((shard, _)), Some(late)) = (schedule, late) {
+            cell.shards.push(ShardPart {
+                shard: shard.index,
+                connections,
+                window_started_unix_seconds: sampler.window_started_unix_seconds,
+                late_seconds: late.as_secs_f64(),
+                throughput_rps: cell.throughput_rps,
+                goodput_rps: cell.goodput_rps,
+                client_cpu_seconds: cell.cpu_seconds.client,
+            });
+            cell.warnings = window_warnings(&cell, &report);
+        }
+        Ok(cell)
+    }
+
+    /// Adds what the server side shows to what the client measured: CPU, memory, the SQL
+    /// statements and, for writes, the audit — of `database`, loaded with `load`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_cell(
+        &mut self,
+        label: &str,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        report: &LoadReport,
+        sampler: &CpuSampler,
+        server_pid: Option<u32>,
+        database: Option<(&str, &scenario::ScenarioLoad)>,
+    ) -> anyhow::Result<Cell> {
+        let mut cell =
+            Cell::from_report(scenario.name(), concurrency, round, LoadMode::Closed, report);
+        cell.cpu_seconds = sampler.seconds();
+        cell.server_peak_rss_bytes = server_pid.and_then(crate::procfs::peak_rss_bytes);
+        if let Some((database, load)) = database {
+            cell.sql = self.database.statements(database).map(|(statements, top_statements)| {
+                let requests = cell.requests_total();
+                SqlStats {
+                    statements_per_request: if requests > 0 {
+                        statements as f64 / requests as f64
+                    } else {
+                        0.0
+                    },
+                    statements,
+                    requests,
+                    top_statements,
+                }
+            });
+            if scenario.writes() {
+                let acknowledged = cell.warmup_counts.ok + cell.counts.ok + cell.drained_counts.ok;
+                let refused = Refusals::of(report, load);
+                // A shard's acknowledgements are part of the whole: `loadgen merge` adds
+                // them up and judges rows = acknowledged.
+                let whole_load = self.options.shard.is_none();
+                let audit = self.database.audit(
+                    database,
+                    scenario,
+                    acknowledged,
+                    &refused.books,
+                    whole_load,
+                )?;
+                let mut outcome = audit;
+                outcome.audit.unjustified_refusals =
+                    refused.count_unjustified(&mut cell, &outcome.unjustified_books);
+                if outcome.audit.unjustified_refusals > 0 {
+                    // The failure line counts refusals, not books.
+                    let line = bookstore_fixture::audit::refusals_failure(
+                        &outcome.unjustified_books,
+                        outcome.audit.unjustified_refusals,
+                    );
+                    outcome.audit.failures.retain(|f| !f.contains("out_of_stock refusal"));
+                    outcome.audit.failures.extend(line);
+                }
+                cell.audit = Some(outcome.audit);
+            }
+        }
+        cell.warnings = window_warnings(&cell, report);
+        self.progress.finished(label, &cell);
+        Ok(cell)
+    }
+}
+
+/// The refusals of a window, by book.
+struct Refusals {
+    /// Each refused book with the quantity asked for.
+    books: Vec<(i64, i32)>,
+    /// Per refused book: refusals in the warm-up, the window and the drain.
+    counts: Vec<(i64, [u64; 3])>,
+}
+
+impl Refusals {
+    fn of(report: &LoadReport, load: &scenario::ScenarioLoad) -> Self {
+        let mut counts: Vec<(i64, [u64; 3])> = Vec::new();
+        for (&pick, phases) in &report.rejected_picks {
+            let Some(book) = load.book_id(pick) else { continue };
+            match counts.iter_mut().find(|(b, _)| *b == book) {
+                Some((_, mine)) => mine.iter_mut().zip(phases).for_each(|(m, t)| *m += t),
+                None => counts.push((book, *phases)),
+            }
+        }
+        let books = counts.iter().map(|(book, _)| (*book, scenario::CHECKOUT_QUANTITY)).collect();
+        Self { books, counts }
+    }
+
+    /// Moves the refusals of `unjustified` books from the rejected to the errors of `cell`:
+    /// a refusal with the stock in hand is a wrong answer, not a business outcome. How many
+    /// there were, in all phases.
+    fn count_unjustified(&self, cell: &mut Cell, unjustified: &[i64]) -> u64 {
+        let mut moved = 0;
+        for (book, [warmup, window, drain]) in &self.counts {
+            if !unjustified.contains(book) {
+                continue;
+            }
+            moved += warmup + window + drain;
+            for (counts, n) in [
+                (&mut cell.warmup_counts, *warmup),
+                (&mut cell.counts, *window),
+                (&mut cell.drained_counts, *drain),
+            ] {
+                counts.rejected -= n;
+                counts.errors += n;
+                if n > 0 {
+                    *counts.errors_by_kind.entry(UNJUSTIFIED_REFUSAL.to_owned()).or_default() += n;
+                }
+            }
+        }
+        moved
+    }
+}
+
+/// The error kind of a 409 `out_of_stock` for a book that had the stock.
+pub(super) const UNJUSTIFIED_REFUSAL: &str = "unjustified_refusal";
+
+/// The warnings of a window measured here: the policy's, and what its settling said.
+fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut found = warnings::cell_warnings(cell, cpus);
+    let connections = cell.shards.first().map_or(cell.concurrency, |s| s.connections);
+    if let Some(answered) = report.unsettled_warmup {
+        found.push(Warning::from(WarningKind::WarmupUnsettled { answered, connections }));
+    }
+    if report.window_capped {
+        let answers = cell.counts.total();
+        found.push(Warning::from(WarningKind::WindowFewAnswers { answers, connections }));
+    }
+    found
+}
+
+/// The results document as it starts: environment, settings, no cells yet.
+fn new_results(options: &SuiteOptions, database: &mut database::BenchDatabase) -> RunResults {
+    let environment = crate::environment::capture(&options.workspace, database.describe());
+    let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
+    let shards: Vec<ShardInfo> = options
+        .shard
+        .iter()
+        .map(|shard| ShardInfo {
+            index: shard.index,
+            count: shard.count,
+            start_at_unix_seconds: shard.start_at_unix_seconds,
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|name| name.trim().to_owned()),
+            cpu_model: environment.cpu_model.clone(),
+            cpu_count: environment.cpu_count,
+            run_id: id.clone(),
+        })
+        .collect();
+    let warnings = options
+        .shard
+        .iter()
+        .map(|shard| {
+            Warning::from(WarningKind::ShardOnly { index: shard.index, count: shard.count })
+        })
+        .collect();
+    let settle = options.settle_limits();
+    RunResults {
+        schema: SCHEMA.to_owned(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo {
+            id,
+            started_at: now_rfc3339(),
+            finished_at: None,
+            status: "running".into(),
+            // `--database-url` may carry a password; results are shared.
+            command_line: options
+                .command_line
+                .iter()
+                .map(|arg| redact_credentials(arg).into_owned())
+                .collect(),
+            shards,
+        },
+        environment,
+        settings: Settings {
+            stacks: options.stacks.iter().map(|s| s.identity.service.to_owned()).collect(),
+            scenarios: options.scenarios.iter().map(|s| s.name().to_owned()).collect(),
+            concurrency: options.concurrency.clone(),
+            warmup_seconds: options.warmup.as_secs_f64(),
+            window_seconds: options.duration.as_secs_f64(),
+            warmup_max_seconds: settle.map(|(warmup, _)| warmup.as_secs_f64()),
+            window_max_seconds: settle.map(|(_, window)| window.as_secs_f64()),
+            rounds: options.rounds,
+            repeat: options.repeat,
+            pool_max: options.pool_max,
+            server_workers: options.server_workers,
+            blocking_threads: options.blocking_threads,
+            client_workers: options.client_workers,
+            request_timeout_ms: options.request_timeout.as_millis() as u64,
+            durable_database: options.durable,
+            database: database.kind().to_owned(),
+            parity: parity(),
+        },
+        ceilings: Ceilings::default(),
+        stacks: Vec::new(),
+        warnings,
+    }
+}
+
+/// The contract check of every scenario before measuring: the first few requests of each,
+/// sent one at a time and checked in full.
+fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Validation> {
+    const PER_SCENARIO: usize = 3;
+    scenarios
+        .iter()
+        .map(|&scenario| {
+            let load = scenario.workload(&addr.to_string());
+            let mut picker = engine::Workload::picker(&load, 0, 1);
+            let problem = (0..PER_SCENARIO.min(load.len().max(1))).find_map(|_| {
+                let pick = picker.pick();
+                let response = match probe::exchange(
+                    addr,
+                    engine::Workload::request(&load, pick),
+                    Duration::from_secs(10),
+                ) {
+                    Ok(response) => response,
+                    Err(error) => return Some(error),
+                };
+                if response
+                    .content_type
+                    .as_deref()
+                    .is_none_or(|ct| !ct.starts_with("application/json"))
+                {
+                    return Some(format!(
+                        "Content-Type is {:?}, not application/json",
+                        response.content_type
+                    ));
+                }
+                scenario::validate_response(
+                    scenario,
+                    load.book_id(pick),
+                    response.status,
+                    &response.body,
+                )
+                .err()
+            });
+            Validation { scenario: scenario.name().to_owned(), passed: problem.is_none(), problem }
+        })
+        .collect()
+}
