@@ -31,11 +31,13 @@
 //! have seen?
 
 mod family;
+mod group;
 mod power;
 mod ratio;
 mod summary;
 
 pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, family};
+pub use group::{Group, Ranking, flipped};
 pub use power::{min_detectable_ratio, power_of};
 pub use ratio::LogRatio;
 pub use summary::Summary;

@@ -168,8 +168,8 @@ impl WindowHooks for () {}
 
 /// How long a failed connect waits before the next attempt, to not spin on a dead target.
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
-/// How long the threads get to start and connect before the warm-up starts (a settled
-/// warm-up waits for slower connects by itself).
+/// How long the threads get to start and connect before a clock-only warm-up starts. A
+/// settled warm-up needs none: it waits for every connection's first answer by itself.
 pub(crate) const START_DELAY: Duration = Duration::from_millis(100);
 /// How far ahead a settled phase boundary is announced: the client threads read it as they
 /// record, and one that reads it just before it is published must still see its request
@@ -272,7 +272,7 @@ where
     let mut plan = plan.clone();
     let live = Arc::clone(plan.live.get_or_insert_with(|| Arc::new(LiveCounter::new(workers))));
     let warmed = Arc::new(LiveCounter::new(workers));
-    let start = Instant::now() + START_DELAY;
+    let start = Instant::now() + if plan.settle.is_some() { Duration::ZERO } else { START_DELAY };
     let window = Arc::new(Window::new(&plan, start));
     let factory = Arc::new(factory);
     let threads: Vec<_> = (0..workers)

@@ -14,13 +14,15 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Summary, Verdict, family};
+use bookstore_stats::{
+    Comparison, FALSE_DISCOVERY_RATE, LogRatio, Summary, Verdict, family, flipped,
+};
 use minijinja::Environment;
 use serde::Serialize;
 
 use super::charts;
 use super::dataset::{Dataset, Metric, Target};
-use super::verdicts::{Family, flipped};
+use super::verdicts::Family;
 use super::{ComparisonText, rate_text};
 use crate::results::RunResults;
 

@@ -54,7 +54,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     for scenario in &dataset.scenarios {
         for &concurrency in &dataset.concurrency {
             let family = Family::rates(dataset, scenario, concurrency);
-            spreads.extend(family.log_ratio_spreads());
+            spreads.extend_from_slice(family.log_ratio_spreads());
             let (c, n) = family.calls();
             called += c;
             compared += n;

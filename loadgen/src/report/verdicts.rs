@@ -1,12 +1,14 @@
 //! Every verdict the pages show, drawn one way (`bookstore-stats`): the stacks of one
-//! scenario × concurrency table are one family, their pairs compared on the ratio of their
-//! rates round by round, Benjamini–Hochberg within the family, intervals at the matching
-//! level. The headline, the tables, the axis analysis and `loadgen compare` all read their
-//! verdicts from here, so they cannot disagree.
+//! scenario × concurrency table are one family ([`bookstore_stats::Group`]), their pairs
+//! compared on the ratio of their rates round by round, Benjamini–Hochberg within the
+//! family, intervals at the matching level. The headline, the tables, the axis analysis and
+//! `loadgen compare` all read their verdicts from here, so they cannot disagree.
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Summary, Verdict, family};
+use bookstore_stats::{
+    Comparison, FALSE_DISCOVERY_RATE, Group, LogRatio, Ranking, Summary, family,
+};
 
 use super::dataset::{Dataset, Metric, RoundKey, Target};
 use crate::results::Cell;
@@ -17,10 +19,9 @@ pub(crate) struct Member {
     pub(crate) name: String,
     /// Why its cell is disqualified: it is then in no comparison.
     pub(crate) disqualified: Option<String>,
-    /// Its value per round.
-    pub(crate) samples: BTreeMap<RoundKey, f64>,
     /// Median and range over the rounds.
     pub(crate) summary: Option<Summary>,
+    samples: BTreeMap<RoundKey, f64>,
 }
 
 impl Member {
@@ -28,50 +29,13 @@ impl Member {
     pub(crate) fn qualified(&self) -> bool {
         self.disqualified.is_none() && !self.samples.is_empty()
     }
-
-    /// The mean of the logs of its samples (the order of a ranking).
-    fn log_mean(&self) -> f64 {
-        let logs: Vec<f64> = self.samples.values().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
-        if logs.is_empty() {
-            f64::NEG_INFINITY
-        } else {
-            logs.iter().sum::<f64>() / logs.len() as f64
-        }
-    }
 }
 
-/// `(a, b)` of the rounds both were measured in.
-fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64, f64)> {
-    a.iter().filter_map(|(key, x)| Some((*x, *b.get(key)?))).collect()
-}
-
-/// The comparison of A against B from that of B against A.
-pub(crate) fn flipped(c: Comparison) -> Comparison {
-    let verdict = match c.verdict {
-        Verdict::Higher => Verdict::Lower,
-        Verdict::Lower => Verdict::Higher,
-        Verdict::NotDistinguishable => Verdict::NotDistinguishable,
-    };
-    Comparison { ratio: 1.0 / c.ratio, low: 1.0 / c.high, high: 1.0 / c.low, verdict, ..c }
-}
-
-/// The stacks of one scenario × concurrency, and every pair among the qualified ones.
+/// The stacks of one scenario × concurrency, and the group of the qualified ones.
 #[derive(Debug)]
 pub(crate) struct Family {
     pub(crate) members: Vec<Member>,
-    /// `(i, j)` with `i < j`: `j` against `i`.
-    pairs: BTreeMap<(usize, usize), Comparison>,
-}
-
-/// Who leads a family.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Ranking {
-    /// Qualified members, highest first (by the geometric mean of their rounds).
-    pub(crate) order: Vec<usize>,
-    /// The first, and every member the method cannot tell apart from it.
-    pub(crate) leaders: Vec<usize>,
-    /// The first is distinguishable from every other qualified member: it may be called best.
-    pub(crate) best: bool,
+    group: Group,
 }
 
 impl Family {
@@ -100,22 +64,12 @@ impl Family {
                 })
             })
             .collect();
-        let mut keys = Vec::new();
-        let mut tests = Vec::new();
-        for i in 0..members.len() {
-            for j in i + 1..members.len() {
-                if members[i].qualified() && members[j].qualified() {
-                    keys.push((i, j));
-                    tests.push(LogRatio::paired(&paired(&members[i].samples, &members[j].samples)));
-                }
-            }
-        }
-        let pairs = keys
-            .into_iter()
-            .zip(family(&tests, FALSE_DISCOVERY_RATE))
-            .filter_map(|(key, comparison)| Some((key, comparison?)))
+        let qualified: Vec<(String, BTreeMap<RoundKey, f64>)> = members
+            .iter()
+            .filter(|m| m.qualified())
+            .map(|m| (m.name.clone(), m.samples.clone()))
             .collect();
-        Self { members, pairs }
+        Self { members, group: Group::paired(&qualified) }
     }
 
     /// The family of the scenario's rate.
@@ -143,63 +97,33 @@ impl Family {
 
     /// `b` against `a`, when both are qualified and share at least two rounds.
     pub(crate) fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
-        let (i, j) = (self.index(a)?, self.index(b)?);
-        if i < j {
-            self.pairs.get(&(i, j)).copied()
-        } else {
-            self.pairs.get(&(j, i)).copied().map(flipped)
-        }
+        self.group.compare(a, b)
     }
 
-    /// The ranking by the geometric mean of the rounds, and whether the first is best.
+    /// The qualified members' ranking, as indices into `members`.
     pub(crate) fn ranking(&self) -> Ranking {
-        let mut order: Vec<usize> =
-            (0..self.members.len()).filter(|&i| self.members[i].qualified()).collect();
-        order.sort_by(|&a, &b| self.members[b].log_mean().total_cmp(&self.members[a].log_mean()));
-        let Some(&top) = order.first() else {
-            return Ranking { order, leaders: Vec::new(), best: false };
-        };
-        let top_name = &self.members[top].name;
-        let beaten = |other: usize| {
-            self.compare(&self.members[other].name, top_name)
-                .is_some_and(|c| c.verdict == Verdict::Higher)
-        };
-        let leaders: Vec<usize> =
-            order.iter().copied().filter(|&i| i == top || !beaten(i)).collect();
-        let best = order.len() > 1 && leaders.len() == 1;
-        Ranking { order, leaders, best }
+        let to_member = |i: usize| self.index(&self.group.names()[i]).expect("a member");
+        let Ranking { order, leaders, best } = self.group.ranking();
+        Ranking {
+            order: order.into_iter().map(to_member).collect(),
+            leaders: leaders.into_iter().map(to_member).collect(),
+            best,
+        }
     }
 
     /// Pairs called different, and pairs compared.
     pub(crate) fn calls(&self) -> (usize, usize) {
-        (self.pairs.values().filter(|c| c.differs()).count(), self.pairs.len())
+        self.group.calls()
     }
 
     /// Every compared pair: (a, b, b against a).
     pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str, &Comparison)> {
-        self.pairs
-            .iter()
-            .map(|((i, j), c)| (self.members[*i].name.as_str(), self.members[*j].name.as_str(), c))
+        self.group.pairs()
     }
 
-    /// The spread across rounds of each compared pair's log ratio (the noise the verdicts
-    /// had to see through).
-    pub(crate) fn log_ratio_spreads(&self) -> Vec<f64> {
-        self.pairs
-            .keys()
-            .filter_map(|(i, j)| {
-                let logs: Vec<f64> = paired(&self.members[*i].samples, &self.members[*j].samples)
-                    .into_iter()
-                    .filter(|(a, b)| *a > 0.0 && *b > 0.0)
-                    .map(|(a, b)| (b / a).ln())
-                    .collect();
-                (logs.len() >= 2).then(|| {
-                    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-                    (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64)
-                        .sqrt()
-                })
-            })
-            .collect()
+    /// The spread across rounds of each compared pair's log ratio.
+    pub(crate) fn log_ratio_spreads(&self) -> &[f64] {
+        self.group.log_ratio_spreads()
     }
 }
 
@@ -209,6 +133,11 @@ impl Family {
 pub(crate) struct CeilingShares {
     /// Stack → stack ÷ ceiling.
     pub(crate) shares: BTreeMap<String, Comparison>,
+}
+
+/// `(a, b)` of the rounds both were measured in.
+fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64, f64)> {
+    a.iter().filter_map(|(key, x)| Some((*x, *b.get(key)?))).collect()
 }
 
 impl CeilingShares {
@@ -235,27 +164,5 @@ impl CeilingShares {
             .filter_map(|(name, c)| Some((name, c?)))
             .collect();
         Self { shares }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_flipped_comparison_is_the_same_statement_the_other_way_round() {
-        let c = Comparison {
-            ratio: 1.25,
-            low: 1.1,
-            high: 1.4,
-            level: 0.99,
-            p_value: 0.001,
-            n: 5,
-            verdict: Verdict::Higher,
-        };
-        let f = flipped(c);
-        assert_eq!(f.verdict, Verdict::Lower);
-        assert!((f.ratio - 0.8).abs() < 1e-12 && f.low < f.ratio && f.ratio < f.high);
-        assert_eq!(flipped(f), c);
     }
 }
