@@ -33,9 +33,13 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A short sweep (under a minute of runs here) instead of the full one.
+    /// A short sweep instead of the full one.
     #[arg(long)]
     quick: bool,
+    /// Rounds per cell: the styles compared are measured side by side once per round, the
+    /// order rotating [default: 3; 2 with --quick].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: Option<u32>,
     /// Sections to run, comma-separated [default: all].
     #[arg(long, value_delimiter = ',', value_enum)]
     sections: Vec<Section>,
@@ -86,6 +90,9 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
         args.sections
     };
     let mut settings = run::settings(args.quick);
+    if let Some(rounds) = args.rounds {
+        settings.rounds = rounds;
+    }
     if !args.databases.is_empty() {
         settings.databases = args.databases;
     }

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// How a unit of work reaches the database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     /// sqlx's async pool, one tokio task per worker.

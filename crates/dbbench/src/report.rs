@@ -2,14 +2,18 @@
 //! style (tables and inline SVG charts, nothing fetched). Every number on it comes from the
 //! results file; the sentences that compare are computed from it too.
 
+use std::collections::BTreeMap;
+
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Group, LogRatio, Summary, family};
 use loadgen::report::charts::{self, BarValue, Legend, PALETTE};
 use serde::Serialize;
 
 use crate::bulk::{Library, Strategy};
 use crate::crud::Op;
 use crate::measure::Access;
-use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults};
+use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, TasksCell};
 use crate::targets::Database;
+use crate::tasks::Variant;
 
 const TEMPLATE: &str = include_str!("../templates/db-microbench.html");
 
@@ -109,13 +113,69 @@ fn count(value: usize) -> String {
     rate(value as f64).trim_end_matches(".0").to_owned()
 }
 
-fn ratio(a: f64, b: f64) -> String {
-    if b > 0.0 { format!("{:.2}×", a / b) } else { "–".to_owned() }
+/// Values of one cell, by round.
+type Rounds = BTreeMap<u32, f64>;
+
+/// The median of `rounds`.
+fn median(rounds: &Rounds) -> Option<f64> {
+    Summary::of(&rounds.values().copied().collect::<Vec<_>>()).map(|s| s.median)
 }
 
-/// The best cell of `cells` by ops/s.
-fn best<'a>(cells: impl Iterator<Item = &'a CrudCell>) -> Option<&'a CrudCell> {
-    cells.filter(|c| c.errors == 0).max_by(|a, b| a.ops_per_second.total_cmp(&b.ops_per_second))
+/// "12,345" or "12,345 (11,900–12,800)" over the rounds.
+fn rate_range(rounds: &Rounds) -> String {
+    match Summary::of(&rounds.values().copied().collect::<Vec<_>>()) {
+        Some(s) if s.n > 1 => format!("{} ({}–{})", rate(s.median), rate(s.min), rate(s.max)),
+        Some(s) => rate(s.median),
+        None => "–".into(),
+    }
+}
+
+/// The leaders of `group` as text: "best: X" or "not distinguishable: X, Y".
+fn leaders(group: &Group) -> String {
+    let ranking = group.ranking();
+    let names: Vec<&str> = ranking.leaders.iter().map(|&i| group.names()[i].as_str()).collect();
+    match (ranking.best, names.as_slice()) {
+        (_, []) => "–".into(),
+        (true, [one]) => format!("best: {one}"),
+        (_, [one]) => format!("{one} (no comparison)"),
+        (_, many) => format!("not distinguishable: {}", many.join(", ")),
+    }
+}
+
+/// The group of the styles without errors.
+fn style_group(by_access: &BTreeMap<Access, (Rounds, u64)>) -> Group {
+    let members: Vec<(String, Rounds)> = by_access
+        .iter()
+        .filter(|(_, (_, errors))| *errors == 0)
+        .map(|(access, (rounds, _))| (access_label(*access).to_owned(), rounds.clone()))
+        .collect();
+    Group::paired(&members)
+}
+
+/// Each configuration of one operation: (pool, workers) → the styles' rounds.
+type Configurations = BTreeMap<(u32, usize), BTreeMap<Access, (Rounds, u64)>>;
+
+fn configurations(results: &DbBenchResults, op: Op, index: bool) -> Configurations {
+    let mut found: Configurations = BTreeMap::new();
+    for cell in results.crud.iter().filter(|c| c.op == op && c.join_index == index) {
+        let entry = found.entry((cell.pool, cell.workers)).or_default();
+        let style = entry.entry(cell.access).or_default();
+        style.0.insert(cell.round, cell.ops_per_second);
+        style.1 += cell.errors;
+    }
+    found
+}
+
+/// A style's best configuration by median ops/s (errors excluded): `(pool, workers)` and
+/// its rounds.
+fn best_configuration(configs: &Configurations, access: Access) -> Option<((u32, usize), Rounds)> {
+    configs
+        .iter()
+        .filter_map(|(key, styles)| {
+            let (rounds, errors) = styles.get(&access)?;
+            (*errors == 0).then(|| (*key, rounds.clone()))
+        })
+        .max_by(|a, b| median(&a.1).unwrap_or(0.0).total_cmp(&median(&b.1).unwrap_or(0.0)))
 }
 
 fn op_variants(results: &DbBenchResults) -> Vec<(Op, bool)> {
@@ -136,71 +196,108 @@ fn crud_section(
         return (Vec::new(), Vec::new());
     }
     let variants = op_variants(results);
-    // Best configuration per operation and access style.
+    // Each style at its best configuration; sqlx against the better diesel there. The best
+    // configurations were measured at different times, so this comparison is unpaired
+    // (Welch on the logs), all operations one family.
     let mut header = vec!["operation".to_owned()];
     header
         .extend(Access::ALL.iter().map(|a| format!("{} ops/s (pool, workers)", access_label(*a))));
     header.push("sqlx ÷ best diesel".to_owned());
-    let mut rows = Vec::new();
+    let mut bests = Vec::new();
+    let mut tests = Vec::new();
     for &(op, index) in &variants {
-        let of = |access: Access| {
-            best(
-                results
-                    .crud
-                    .iter()
-                    .filter(|c| c.op == op && c.join_index == index && c.access == access),
-            )
-        };
-        let bests: Vec<Option<&CrudCell>> = Access::ALL.iter().map(|a| of(*a)).collect();
-        let top = bests.iter().flatten().map(|c| c.ops_per_second).fold(0.0, f64::max);
+        let configs = configurations(results, op, index);
+        let of: Vec<Option<((u32, usize), Rounds)>> =
+            Access::ALL.iter().map(|a| best_configuration(&configs, *a)).collect();
+        let diesel = of[1..]
+            .iter()
+            .flatten()
+            .max_by(|a, b| median(&a.1).unwrap_or(0.0).total_cmp(&median(&b.1).unwrap_or(0.0)));
+        tests.push(match (&of[0], diesel) {
+            (Some(sqlx), Some(diesel)) => LogRatio::unpaired(
+                &diesel.1.values().copied().collect::<Vec<_>>(),
+                &sqlx.1.values().copied().collect::<Vec<_>>(),
+            ),
+            _ => None,
+        });
+        bests.push(of);
+    }
+    let judged = family(&tests, FALSE_DISCOVERY_RATE);
+    let mut rows = Vec::new();
+    for ((&(op, index), of), comparison) in variants.iter().zip(&bests).zip(&judged) {
+        let top = of.iter().flatten().filter_map(|(_, r)| median(r)).fold(0.0, f64::max);
         let mut row = vec![Cell::text(op_label(op, index))];
-        for cell in &bests {
-            row.push(match cell {
-                Some(c) => {
-                    Cell::number(format!("{} ({}, {})", rate(c.ops_per_second), c.pool, c.workers))
-                        .with_class(if c.ops_per_second == top { "best" } else { "" })
+        for best in of {
+            row.push(match best {
+                Some(((pool, workers), rounds)) => {
+                    Cell::number(format!("{} ({pool}, {workers})", rate_range(rounds)))
+                        .with_class(if median(rounds) == Some(top) { "best" } else { "" })
                 }
                 None => Cell::number("–"),
             });
         }
-        let sqlx = bests[0].map_or(0.0, |c| c.ops_per_second);
-        let diesel = bests[1..].iter().flatten().map(|c| c.ops_per_second).fold(0.0, f64::max);
-        row.push(Cell::number(ratio(sqlx, diesel)));
+        row.push(Cell::text(comparison.map_or("–".into(), |c| c.text())));
         rows.push(row);
     }
     let mut tables = vec![Table {
         title: "Best of each access style".into(),
-        note: "Operations per second in the window, at the pool size and worker count where each style did best; the winner in bold.".into(),
+        note: "Operations per second in the window (median and range over the rounds), at the pool size and worker count where each style did best; the highest median in bold. The last column compares those two best configurations, which were measured at different times: Welch's interval on the logs of their rounds, the operations one family (Benjamini–Hochberg).".into(),
         header,
         rows,
     }];
-    // The join index.
-    let with = best(results.crud.iter().filter(|c| c.op == Op::Join && c.join_index));
-    let without = best(results.crud.iter().filter(|c| c.op == Op::Join && !c.join_index));
-    if let (Some(with), Some(without)) = (with, without) {
+    // The join index, each at its best configuration.
+    let best_of = |index: bool| {
+        let configs = configurations(results, Op::Join, index);
+        Access::ALL
+            .iter()
+            .filter_map(|a| best_configuration(&configs, *a))
+            .max_by(|a, b| median(&a.1).unwrap_or(0.0).total_cmp(&median(&b.1).unwrap_or(0.0)))
+    };
+    if let (Some(with), Some(without)) = (best_of(true), best_of(false)) {
+        let comparison = family(
+            &[LogRatio::unpaired(
+                &without.1.values().copied().collect::<Vec<_>>(),
+                &with.1.values().copied().collect::<Vec<_>>(),
+            )],
+            FALSE_DISCOVERY_RATE,
+        )[0];
         findings.push(format!(
-            "The join's index on orders.user_id: {} ops/s with it, {} without ({} — each the best configuration).",
-            rate(with.ops_per_second),
-            rate(without.ops_per_second),
-            ratio(with.ops_per_second, without.ops_per_second)
+            "The join's index on orders.user_id: {} ops/s with it, {} without (medians, each at its best configuration): with ÷ without {}.",
+            rate(median(&with.1).unwrap_or(0.0)),
+            rate(median(&without.1).unwrap_or(0.0)),
+            comparison.map_or("–".into(), |c| c.text())
         ));
     }
-    // Who won per operation.
-    let mut wins = [0usize; 3];
+    // Who leads at each configuration, compared round by round there.
+    let mut wins: BTreeMap<&str, usize> = BTreeMap::new();
+    let (mut undecided, mut configurations_seen) = (0, 0);
     for &(op, index) in &variants {
-        if let Some(winner) =
-            best(results.crud.iter().filter(|c| c.op == op && c.join_index == index))
-        {
-            wins[Access::ALL.iter().position(|a| *a == winner.access).unwrap_or(0)] += 1;
+        for styles in configurations(results, op, index).values() {
+            let group = style_group(styles);
+            configurations_seen += 1;
+            let ranking = group.ranking();
+            match (ranking.best, ranking.order.first()) {
+                (true, Some(&first)) => {
+                    let name = Access::ALL
+                        .iter()
+                        .map(|a| access_label(*a))
+                        .find(|l| *l == group.names()[first])
+                        .unwrap_or("?");
+                    *wins.entry(name).or_default() += 1;
+                }
+                _ => undecided += 1,
+            }
         }
     }
     findings.push(format!(
-        "CRUD, best configuration per operation ({} operations): {}.",
-        variants.len(),
+        "CRUD, compared round by round at each of {configurations_seen} configurations (operation × pool × workers): {}; no single fastest (the leaders not distinguishable) at {undecided}.",
         Access::ALL
             .iter()
-            .zip(wins)
-            .map(|(a, n)| format!("{} won {n}", access_label(*a)))
+            .map(|a| format!(
+                "{} fastest at {}",
+                access_label(*a),
+                wins.get(access_label(*a)).copied().unwrap_or(0)
+            ))
             .collect::<Vec<_>>()
             .join(", ")
     ));
@@ -208,6 +305,7 @@ fn crud_section(
     let pools = results.settings.pool_sizes.clone();
     let workers = results.settings.crud_workers.clone();
     for &(op, index) in &variants {
+        let configs = configurations(results, op, index);
         let mut header = vec!["access".to_owned(), "pool".to_owned()];
         header.extend(workers.iter().map(|w| format!("{w} worker(s): ops/s · p99")));
         let mut rows = Vec::new();
@@ -216,29 +314,55 @@ fn crud_section(
                 let mut row =
                     vec![Cell::text(access_label(access)), Cell::number(pool.to_string())];
                 for &w in &workers {
-                    let cell = results.crud.iter().find(|c| {
-                        c.op == op
-                            && c.join_index == index
-                            && c.access == access
-                            && c.pool == pool
-                            && c.workers == w
+                    let cells: Vec<&CrudCell> = results
+                        .crud
+                        .iter()
+                        .filter(|c| {
+                            c.op == op
+                                && c.join_index == index
+                                && c.access == access
+                                && c.pool == pool
+                                && c.workers == w
+                        })
+                        .collect();
+                    let errors: u64 = cells.iter().map(|c| c.errors).sum();
+                    let p99 = Summary::of(
+                        &cells
+                            .iter()
+                            .filter_map(|c| c.latency_us.map(|l| l.p99_us as f64))
+                            .collect::<Vec<_>>(),
+                    );
+                    let best = configs.get(&(pool, w)).is_some_and(|styles| {
+                        let group = style_group(styles);
+                        let ranking = group.ranking();
+                        ranking.best
+                            && ranking.order.first().map(|&i| group.names()[i].as_str())
+                                == Some(access_label(access))
                     });
-                    row.push(match cell {
-                        Some(c) if c.errors > 0 => {
-                            Cell::number(format!("{} errors", c.errors)).with_class("bad")
-                        }
-                        Some(c) => Cell::number(format!(
+                    row.push(if cells.is_empty() {
+                        Cell::number("–")
+                    } else if errors > 0 {
+                        Cell::number(format!("{errors} errors")).with_class("bad")
+                    } else {
+                        let rounds: Rounds =
+                            cells.iter().map(|c| (c.round, c.ops_per_second)).collect();
+                        Cell::number(format!(
                             "{} · {}",
-                            rate(c.ops_per_second),
-                            charts::latency_label(c.latency_us.map_or(0, |l| l.p99_us) as f64)
-                        )),
-                        None => Cell::number("–"),
+                            rate(median(&rounds).unwrap_or(0.0)),
+                            charts::latency_label(p99.map_or(0.0, |s| s.median))
+                        ))
+                        .with_class(if best { "best" } else { "" })
                     });
                 }
                 rows.push(row);
             }
         }
-        tables.push(Table { title: op_label(op, index), note: String::new(), header, rows });
+        tables.push(Table {
+            title: op_label(op, index),
+            note: "Medians over the rounds; in bold the style that is faster than both others at that configuration, compared round by round (none where the data cannot tell).".into(),
+            header,
+            rows,
+        });
     }
     // A chart per operation at the largest pool: workers as groups, styles as bars.
     let pool = pools.iter().copied().max().unwrap_or(0);
@@ -246,22 +370,27 @@ fn crud_section(
     let chart_list = variants
         .iter()
         .map(|&(op, index)| {
-            let values: Vec<BarValue> = results
-                .crud
+            let configs = configurations(results, op, index);
+            let values: Vec<BarValue> = configs
                 .iter()
-                .filter(|c| c.op == op && c.join_index == index && c.pool == pool)
-                .filter_map(|c| {
-                    Some(BarValue {
-                        group: workers.iter().position(|w| *w == c.workers)?,
-                        slot: Access::ALL.iter().position(|a| *a == c.access)?,
-                        value: c.ops_per_second,
-                        range: None,
-                        colour: access_colour(c.access),
-                        title: format!(
-                            "{}: {} ops/s",
-                            access_label(c.access),
-                            rate(c.ops_per_second)
-                        ),
+                .filter(|((p, _), _)| *p == pool)
+                .flat_map(|((_, w), styles)| {
+                    let (workers, w) = (&workers, *w);
+                    styles.iter().filter_map(move |(access, (rounds, errors))| {
+                        let summary = Summary::of(&rounds.values().copied().collect::<Vec<_>>())?;
+                        (*errors == 0).then_some(())?;
+                        Some(BarValue {
+                            group: workers.iter().position(|x| *x == w)?,
+                            slot: Access::ALL.iter().position(|a| a == access)?,
+                            value: summary.median,
+                            range: (summary.n > 1).then_some((summary.min, summary.max)),
+                            colour: access_colour(*access),
+                            title: format!(
+                                "{}: {} ops/s",
+                                access_label(*access),
+                                rate_range(rounds)
+                            ),
+                        })
                     })
                 })
                 .collect();
@@ -298,6 +427,20 @@ fn databases_of<'a>(cells: impl Iterator<Item = &'a Database>) -> Vec<Database> 
     found
 }
 
+/// The bulk cells of one database, strategy, library and size: rows/s by round, and the
+/// first failure of any round (such a cell is shown, not compared).
+fn bulk_rounds<'a>(cells: impl Iterator<Item = &'a BulkCell>) -> (Rounds, Rounds, Option<String>) {
+    let (mut rates, mut seconds, mut failure) = (Rounds::new(), Rounds::new(), None);
+    for cell in cells {
+        rates.insert(cell.round, cell.rows_per_second);
+        seconds.insert(cell.round, cell.seconds);
+        if !cell.verified && failure.is_none() {
+            failure = cell.failure.clone().or(Some("not verified".into()));
+        }
+    }
+    (rates, seconds, failure)
+}
+
 fn bulk_section(
     results: &DbBenchResults,
     findings: &mut Vec<String>,
@@ -309,6 +452,14 @@ fn bulk_section(
     for database in databases_of(results.bulk.iter().map(|c| &c.database)) {
         let cells: Vec<&BulkCell> =
             results.bulk.iter().filter(|c| c.database == database).collect();
+        let of = |strategy: Strategy, library: Library, rows: usize| {
+            bulk_rounds(
+                cells
+                    .iter()
+                    .copied()
+                    .filter(|c| c.strategy == strategy && c.library == library && c.rows == rows),
+            )
+        };
         let strategies = database.strategies();
         let mut header = vec!["strategy".to_owned(), "library".to_owned(), "how".to_owned()];
         header.extend(sizes.iter().map(|n| format!("{} rows: rows/s (s)", rate(*n as f64))));
@@ -322,49 +473,74 @@ fn bulk_section(
                     Cell::text(strategy.how(library, database)),
                 ];
                 for &n in &sizes {
-                    let cell = cells
-                        .iter()
-                        .find(|c| c.strategy == strategy && c.library == library && c.rows == n);
-                    row.push(match cell {
-                        Some(c) if !c.verified => {
-                            Cell::number(c.failure.clone().unwrap_or_default()).with_class("bad")
-                        }
-                        Some(c) => {
-                            Cell::number(format!("{} ({:.2})", rate(c.rows_per_second), c.seconds))
-                        }
-                        None => Cell::number("–"),
+                    let (rates, seconds, failure) = of(strategy, library, n);
+                    // The faster library at this strategy and size, round by round.
+                    let group = Group::paired(
+                        &Library::ALL
+                            .iter()
+                            .filter_map(|l| {
+                                let (r, _, f) = of(strategy, *l, n);
+                                (f.is_none() && !r.is_empty()).then(|| (l.name().to_owned(), r))
+                            })
+                            .collect::<Vec<_>>(),
+                    );
+                    let ranking = group.ranking();
+                    let best = ranking.best
+                        && ranking.order.first().map(|&i| group.names()[i].as_str())
+                            == Some(library.name());
+                    row.push(match failure {
+                        Some(failure) => Cell::number(failure).with_class("bad"),
+                        None if rates.is_empty() => Cell::number("–"),
+                        None => Cell::number(format!(
+                            "{} ({:.2})",
+                            rate(median(&rates).unwrap_or(0.0)),
+                            median(&seconds).unwrap_or(0.0)
+                        ))
+                        .with_class(if best { "best" } else { "" }),
                     });
                 }
                 row.push(Cell::number(count(strategy.statements(largest, database))));
                 rows.push(row);
             }
         }
+        // The slowest way and the fastest, at the largest size, each with its better library.
         let at_largest = |strategy: Strategy| {
-            cells
+            Library::ALL
                 .iter()
-                .filter(|c| c.rows == largest && c.strategy == strategy && c.verified)
-                .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second))
+                .filter_map(|l| {
+                    let (rates, seconds, failure) = of(strategy, *l, largest);
+                    (failure.is_none() && !rates.is_empty())
+                        .then_some((strategy, *l, rates, seconds))
+                })
+                .max_by(|a, b| median(&a.2).unwrap_or(0.0).total_cmp(&median(&b.2).unwrap_or(0.0)))
         };
         if let (Some(slowest), Some(fastest)) = (
             at_largest(Strategy::RowAutocommit),
             strategies
                 .iter()
                 .filter_map(|s| at_largest(*s))
-                .max_by(|a, b| a.rows_per_second.total_cmp(&b.rows_per_second)),
+                .max_by(|a, b| median(&a.2).unwrap_or(0.0).total_cmp(&median(&b.2).unwrap_or(0.0))),
         ) {
+            let comparison = family(
+                &[LogRatio::unpaired(
+                    &slowest.2.values().copied().collect::<Vec<_>>(),
+                    &fastest.2.values().copied().collect::<Vec<_>>(),
+                )],
+                FALSE_DISCOVERY_RATE,
+            )[0];
             findings.push(format!(
-                "{}: bulk insert of {} rows row by row in autocommit took {:.2} s at best ({}); {} with {} took {:.2} s — {} faster. Every table read back equal to what was sent{}.",
+                "{}: bulk insert of {} rows row by row in autocommit took {:.2} s at best ({}); {} with {} took {:.2} s — rows/s {} (medians over the rounds). Every table read back equal to what was sent{}.",
                 database.label(),
                 rate(largest as f64),
-                slowest.seconds,
-                slowest.library.name(),
-                fastest.strategy.name().replace('_', " "),
-                fastest.library.name(),
-                fastest.seconds,
-                ratio(fastest.rows_per_second, slowest.rows_per_second),
+                median(&slowest.3).unwrap_or(0.0),
+                slowest.1.name(),
+                fastest.0.name().replace('_', " "),
+                fastest.1.name(),
+                median(&fastest.3).unwrap_or(0.0),
+                comparison.map_or("–".into(), |c| c.text()),
                 if cells.iter().all(|c| c.verified) { "" } else { " — except the cells marked in red" }
             ));
-            fastest_per_database.push(*fastest);
+            fastest_per_database.push((database, fastest.0, fastest.1, fastest.2.clone()));
         }
         // Strategies not here, grouped by reason.
         let mut unsupported: Vec<(String, &str)> = Vec::new();
@@ -381,7 +557,7 @@ fn bulk_section(
         tables.push(Table {
             title: format!("{}: rows per second by strategy", database.label()),
             note: format!(
-                "Into an empty table with a primary key, on one connection; the time includes the commit. Strategies after the first two run in one transaction.{}",
+                "Into an empty table with a primary key, on one connection; the time includes the commit. Strategies after the first two run in one transaction. Medians over the rounds; in bold the library faster than the other at that strategy and size, compared round by round (none where the data cannot tell).{}",
                 if unsupported.is_empty() {
                     String::new()
                 } else {
@@ -393,22 +569,27 @@ fn bulk_section(
         });
         let groups: Vec<String> =
             strategies.iter().map(|s| strategy_short(*s).to_owned()).collect();
-        let values: Vec<BarValue> = cells
+        let values: Vec<BarValue> = strategies
             .iter()
-            .filter(|c| c.rows == largest && c.verified)
-            .filter_map(|c| {
-                Some(BarValue {
-                    group: strategies.iter().position(|s| *s == c.strategy)?,
-                    slot: Library::ALL.iter().position(|l| *l == c.library)?,
-                    value: c.rows_per_second,
-                    range: None,
-                    colour: library_colour(c.library),
-                    title: format!(
-                        "{} {}: {} rows/s",
-                        c.library.name(),
-                        c.strategy.name(),
-                        rate(c.rows_per_second)
-                    ),
+            .enumerate()
+            .flat_map(|(group, &strategy)| {
+                Library::ALL.iter().enumerate().filter_map(move |(slot, &library)| {
+                    let (rates, _, failure) = of(strategy, library, largest);
+                    let summary = Summary::of(&rates.values().copied().collect::<Vec<_>>())?;
+                    failure.is_none().then_some(())?;
+                    Some(BarValue {
+                        group,
+                        slot,
+                        value: summary.median,
+                        range: (summary.n > 1).then_some((summary.min, summary.max)),
+                        colour: library_colour(library),
+                        title: format!(
+                            "{} {}: {} rows/s",
+                            library.name(),
+                            strategy.name(),
+                            rate_range(&rates)
+                        ),
+                    })
                 })
             })
             .collect();
@@ -422,16 +603,16 @@ fn bulk_section(
     }
     if !fastest_per_database.is_empty() {
         findings.push(format!(
-            "Every strategy binds its values — arrays, a JSON document or the COPY stream, never SQL text (PostgreSQL's statement log and MariaDB's general log prove it: the tests no_row_value_ever_appears_in_the_sql_text, no_row_value_appears_in_a_statement_text_mariadb_receives; SQLite runs the same code as MariaDB). Fastest at {} rows: {}.",
+            "Every strategy binds its values — arrays, a JSON document or the COPY stream, never SQL text (PostgreSQL's statement log and MariaDB's general log prove it: the tests no_row_value_ever_appears_in_the_sql_text, no_row_value_appears_in_a_statement_text_mariadb_receives; SQLite runs the same code as MariaDB). Highest median at {} rows: {}.",
             rate(largest as f64),
             fastest_per_database
                 .iter()
-                .map(|c| format!(
+                .map(|(database, strategy, library, rates)| format!(
                     "{} {} with {} ({} rows/s)",
-                    c.database.label(),
-                    c.strategy.name().replace('_', " "),
-                    c.library.name(),
-                    rate(c.rows_per_second)
+                    database.label(),
+                    strategy.name().replace('_', " "),
+                    library.name(),
+                    rate(median(rates).unwrap_or(0.0))
                 ))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -458,80 +639,112 @@ fn batch_table(results: &DbBenchResults, database: Database, findings: &mut Vec<
     let mut rows = Vec::new();
     // The job (read, transform, write) and the seed insert are ranked apart, as the JVM
     // study ranked the job: the seed is a bulk insert, measured as such in its own section.
-    let (mut job_wins, mut seed_wins) = ([0usize; 3], [0usize; 3]);
-    let index = |access: Access| Access::ALL.iter().position(|a| *a == access).unwrap_or(0);
+    // Each is compared as a rate (rows per second of it), round by round.
+    let mut tallies: [BTreeMap<String, usize>; 2] = Default::default();
+    let mut combinations = 0;
     for &n in &s.batch_rows {
         for &p in &s.batch_parallelism {
             for &pool in &s.pool_sizes {
-                let cells: Vec<Option<&BatchCell>> = Access::ALL
+                let config: Vec<&BatchCell> = cells_here
                     .iter()
-                    .map(|a| {
-                        cells_here.iter().copied().find(|c| {
-                            c.access == *a && c.rows == n && c.parallelism == p && c.pool == pool
-                        })
-                    })
+                    .copied()
+                    .filter(|c| c.rows == n && c.parallelism == p && c.pool == pool)
                     .collect();
-                if cells.iter().all(Option::is_none) {
+                if config.is_empty() {
                     continue;
                 }
-                let fastest = |seconds: fn(&BatchCell) -> f64| {
-                    cells
-                        .iter()
-                        .flatten()
-                        .filter(|c| c.verified)
-                        .min_by(|a, b| seconds(a).total_cmp(&seconds(b)))
-                        .map(|c| c.access)
+                combinations += 1;
+                let group = |seconds: fn(&BatchCell) -> f64| {
+                    Group::paired(
+                        &Access::ALL
+                            .iter()
+                            .filter_map(|a| {
+                                let mine: Vec<&&BatchCell> =
+                                    config.iter().filter(|c| c.access == *a).collect();
+                                (!mine.is_empty() && mine.iter().all(|c| c.verified)).then(|| {
+                                    let rounds: Rounds = mine
+                                        .iter()
+                                        .map(|c| (c.round, n as f64 / seconds(c).max(1e-9)))
+                                        .collect();
+                                    (access_label(*a).to_owned(), rounds)
+                                })
+                            })
+                            .collect::<Vec<_>>(),
+                    )
                 };
-                let (job, seed) = (fastest(|c| c.job_seconds), fastest(|c| c.seed_seconds));
+                let (job, seed) = (group(|c| c.job_seconds), group(|c| c.seed_seconds));
+                let job_best = job.ranking();
+                let job_first = job_best
+                    .best
+                    .then(|| job_best.order.first().map(|&i| job.names()[i].clone()))
+                    .flatten();
                 let mut row = vec![
                     Cell::number(count(n)),
                     Cell::number(p.to_string()),
                     Cell::number(pool.to_string()),
                 ];
-                for cell in &cells {
-                    row.push(match cell {
-                        Some(c) if !c.verified => Cell::number(format!(
+                for access in Access::ALL {
+                    let mine: Vec<&&BatchCell> =
+                        config.iter().filter(|c| c.access == access).collect();
+                    let times = |seconds: fn(&BatchCell) -> f64| {
+                        let rounds: Rounds = mine.iter().map(|c| (c.round, seconds(c))).collect();
+                        median(&rounds).unwrap_or(0.0)
+                    };
+                    row.push(match mine.iter().find(|c| !c.verified) {
+                        _ if mine.is_empty() => Cell::number("–"),
+                        Some(c) => Cell::number(format!(
                             "wrong output: {}",
                             c.failure.clone().unwrap_or_default()
                         ))
                         .with_class("bad"),
-                        Some(c) => {
-                            Cell::number(format!("{:.3} ({:.3})", c.job_seconds, c.seed_seconds))
-                                .with_class(if job == Some(c.access) { "best" } else { "" })
-                        }
-                        None => Cell::number("–"),
+                        None => Cell::number(format!(
+                            "{:.3} ({:.3})",
+                            times(|c| c.job_seconds),
+                            times(|c| c.seed_seconds)
+                        ))
+                        .with_class(
+                            if job_first.as_deref() == Some(access_label(access)) {
+                                "best"
+                            } else {
+                                ""
+                            },
+                        ),
                     });
                 }
-                for (winner, wins) in [(job, &mut job_wins), (seed, &mut seed_wins)] {
-                    if let Some(winner) = winner {
-                        wins[index(winner)] += 1;
-                    }
-                    row.push(Cell::text(winner.map_or("–", access_label)));
+                let [job_tally, seed_tally] = &mut tallies;
+                for (group, tally) in [(&job, job_tally), (&seed, seed_tally)] {
+                    let text = leaders(group);
+                    let key = match text.strip_prefix("best: ") {
+                        Some(name) => name.to_owned(),
+                        None => "no single fastest".to_owned(),
+                    };
+                    *tally.entry(key).or_default() += 1;
+                    row.push(Cell::text(text));
                 }
                 rows.push(row);
             }
         }
     }
-    let tally = |wins: [usize; 3]| {
+    let tally = |wins: &BTreeMap<String, usize>| {
         Access::ALL
             .iter()
-            .zip(wins)
-            .map(|(a, n)| format!("{} {n}", access_label(*a)))
+            .map(|a| access_label(*a).to_owned())
+            .chain(["no single fastest".to_owned()])
+            .map(|name| format!("{name} {}", wins.get(&name).copied().unwrap_or(0)))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let combinations: usize = job_wins.iter().sum();
     findings.push(format!(
-        "{}: batch job, fastest of the three in {combinations} combinations of size × parallelism × pool — the job (read, transform, write): {}; the seed insert: {}. Every output was checked row by row{}.",
+        "{}: batch job in {combinations} combinations of size × parallelism × pool, the three styles compared round by round in each — fastest job (read, transform, write): {}; fastest seed insert: {}. Every output was checked row by row{}.",
         database.label(),
-        tally(job_wins),
-        tally(seed_wins),
+        tally(&tallies[0]),
+        tally(&tallies[1]),
         if cells_here.iter().all(|c| c.verified) { " and was exact" } else { " — some were wrong (in red)" }
     ));
     Table {
         title: format!("{}: seed, then read in partitions, transform, write", database.label()),
         note: format!(
-            "Seconds of the job, and of the seed insert before it (the fastest job in bold); each partition in one transaction on its own worker.{}",
+            "Seconds of the job, and of the seed insert before it (medians over the rounds); each partition in one transaction on its own worker. In bold, and named in the last columns, a style faster than both others, compared round by round; otherwise the styles the data cannot tell apart.{}",
             if database == Database::Sqlite {
                 " SQLite has one writer: the partitions' transactions begin IMMEDIATE and take turns; a waiting writer sleeps in SQLite's busy handler (steps of 1 to 100 ms), and those sleeps are in the times of all three styles."
             } else {
@@ -551,48 +764,76 @@ fn tasks_section(results: &DbBenchResults, findings: &mut Vec<String>) -> Option
         ["variant", "tasks", "wait", "threads", "wall ms", "expected ms", "most waiting at once"]
             .map(str::to_owned)
             .to_vec();
-    let rows = results
-        .tasks
+    let mut variants: Vec<Variant> = Vec::new();
+    for cell in &results.tasks {
+        if !variants.contains(&cell.variant) {
+            variants.push(cell.variant);
+        }
+    }
+    let of = |variant: Variant| -> Vec<&TasksCell> {
+        results.tasks.iter().filter(|t| t.variant == variant).collect()
+    };
+    let wall =
+        |variant: Variant| -> Rounds { of(variant).iter().map(|t| (t.round, t.wall_ms)).collect() };
+    let rows = variants
         .iter()
-        .map(|t| {
+        .map(|&variant| {
+            let cells = of(variant);
+            let first = cells[0];
+            let most = cells.iter().map(|t| t.max_concurrency).max().unwrap_or(0);
             vec![
-                Cell::text(t.variant.name().replace('_', " ")),
-                Cell::number(count(t.tasks)),
-                Cell::number(format!("{} ms", t.wait_ms)),
-                Cell::number(t.threads.to_string()),
-                Cell::number(rate(t.wall_ms)),
-                Cell::number(rate(t.expected_ms)),
-                Cell::number(count(t.max_concurrency)),
+                Cell::text(variant.name().replace('_', " ")),
+                Cell::number(count(first.tasks)),
+                Cell::number(format!("{} ms", first.wait_ms)),
+                Cell::number(first.threads.to_string()),
+                Cell::number(rate_range(&wall(variant))),
+                Cell::number(rate(first.expected_ms)),
+                Cell::number(count(most)),
             ]
         })
         .collect();
-    let find = |name: &str| results.tasks.iter().find(|t| t.variant.name() == name);
-    if let (Some(pool), Some(tasks)) = (find("os_thread_pool"), find("tokio_tasks")) {
+    // How many times faster the second did the same work, round by round (as rates).
+    let faster = |slow: Variant, fast: Variant| {
+        let as_rate = |v: Variant| -> Rounds {
+            wall(v).into_iter().map(|(r, ms)| (r, 1000.0 / ms.max(1e-9))).collect()
+        };
+        Group::paired(&[
+            (slow.name().to_owned(), as_rate(slow)),
+            (fast.name().to_owned(), as_rate(fast)),
+        ])
+        .compare(slow.name(), fast.name())
+        .map_or("–".into(), |c| c.text())
+    };
+    let present = |v: Variant| variants.contains(&v);
+    if present(Variant::OsThreadPool) && present(Variant::TokioTasks) {
+        let pool = of(Variant::OsThreadPool)[0];
         findings.push(format!(
-            "{} tasks waiting {} ms each: {} ms on {} OS threads, {} ms as tokio tasks (the JVM: 5,124 ms on 200 threads, 108 ms on virtual threads).",
+            "{} tasks waiting {} ms each: {} ms on {} OS threads, {} ms as tokio tasks (medians over the rounds; tasks ÷ threads as a rate: {}) — the JVM: 5,124 ms on 200 threads, 108 ms on virtual threads.",
             rate(pool.tasks as f64),
             pool.wait_ms,
-            rate(pool.wall_ms),
+            rate(median(&wall(Variant::OsThreadPool)).unwrap_or(0.0)),
             pool.threads,
-            rate(tasks.wall_ms)
+            rate(median(&wall(Variant::TokioTasks)).unwrap_or(0.0)),
+            faster(Variant::OsThreadPool, Variant::TokioTasks)
         ));
     }
-    if let (Some(blocked), Some(right)) =
-        (find("blocking_query_in_async"), find("blocking_query_offloaded"))
-    {
+    if present(Variant::BlockingQueryInAsync) && present(Variant::BlockingQueryOffloaded) {
+        let blocked = of(Variant::BlockingQueryInAsync);
+        let right = of(Variant::BlockingQueryOffloaded);
         findings.push(format!(
-            "A blocking diesel query inside async tasks on a {}-worker runtime: {} ms for {} queries, at most {} at once; handed to spawn_blocking: {} ms, {} at once.",
-            blocked.threads,
-            rate(blocked.wall_ms),
-            blocked.tasks,
-            blocked.max_concurrency,
-            rate(right.wall_ms),
-            right.max_concurrency
+            "A blocking diesel query inside async tasks on a {}-worker runtime: {} ms for {} queries, at most {} at once; handed to spawn_blocking: {} ms, {} at once (offloaded ÷ blocked as a rate: {}).",
+            blocked[0].threads,
+            rate(median(&wall(Variant::BlockingQueryInAsync)).unwrap_or(0.0)),
+            blocked[0].tasks,
+            blocked.iter().map(|t| t.max_concurrency).max().unwrap_or(0),
+            rate(median(&wall(Variant::BlockingQueryOffloaded)).unwrap_or(0.0)),
+            right.iter().map(|t| t.max_concurrency).max().unwrap_or(0),
+            faster(Variant::BlockingQueryInAsync, Variant::BlockingQueryOffloaded)
         ));
     }
     Some(Table {
         title: String::new(),
-        note: "Expected: ⌈tasks ÷ most waiting at once⌉ × wait — what the wall time would be if that many had waited all the time.".into(),
+        note: "Wall time: median (range) over the rounds. Expected: ⌈tasks ÷ most waiting at once⌉ × wait — what the wall time would be if that many had waited all the time.".into(),
         header,
         rows,
     })
@@ -624,6 +865,7 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
         tasks_table,
         method: vec![
             ("sweep".into(), if s.quick { "quick (--quick)".into() } else { "full".into() }),
+            ("rounds".into(), format!("{} per cell, the compared styles side by side in each, their order rotating", s.rounds)),
             ("pool sizes".into(), format!("{:?}", s.pool_sizes)),
             ("CRUD workers".into(), format!("{:?}", s.crud_workers)),
             ("CRUD warm-up / window".into(), format!("{} s / {} s", s.crud_warmup_seconds, s.crud_window_seconds)),
@@ -669,7 +911,7 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
                     if s.database == "container" { "a container" } else { "a throwaway cluster" }
                 )
             },
-            "One sample per cell, in one run: compare the access styles within a row (measured back to back, their order rotating), not across runs; this machine's speed drifts by tens of percent over minutes.".into(),
+            format!("Every cell was measured in {} round(s); the styles (or libraries) compared were measured side by side in each, their order rotating, and are compared round by round: a ratio with its t-interval on the logs, the comparisons of one table corrected together (Benjamini–Hochberg at {}%). \"Not distinguishable\" and \"no single fastest\" mean the data cannot tell; this machine's speed drifts by tens of percent within minutes.", s.rounds, FALSE_DISCOVERY_RATE * 100.0),
             "The pools open every connection before measuring and do no checks on checkout, like the stacks'. Pool sizes above the CPU count mostly queue work inside PostgreSQL.".into(),
             "sqlx's COPY is a raw channel: its text and binary rows are encoded here (bulk.rs); diesel encodes binary COPY itself and text COPY rows here.".into(),
         ]

@@ -13,8 +13,9 @@ use loadgen::results::{Environment, LatencySummary};
 
 /// Identifies the document.
 pub const SCHEMA: &str = "bookstore-bench/dbbench";
-/// Its layout's version: 2 added the database of bulk and batch cells (MariaDB, SQLite).
-pub const SCHEMA_VERSION: u32 = 2;
+/// Its layout's version: 2 added the database of bulk and batch cells (MariaDB, SQLite); 3
+/// measures every cell in rounds (`round`, `settings.rounds`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A whole run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -82,6 +83,9 @@ pub struct RunInfo {
 pub struct Settings {
     /// `--quick`: a short sweep.
     pub quick: bool,
+    /// Rounds: every cell is measured this many times, the styles (or libraries) compared
+    /// side by side in each round, their order rotating.
+    pub rounds: u32,
     /// Pool sizes of the CRUD benchmark and the batch job.
     pub pool_sizes: Vec<u32>,
     /// Parallel workers of the CRUD benchmark.
@@ -120,6 +124,8 @@ pub struct Settings {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CrudCell {
+    /// The round (from 0).
+    pub round: u32,
     /// The operation.
     pub op: Op,
     /// How the database was reached.
@@ -149,6 +155,7 @@ pub struct CrudCell {
 impl CrudCell {
     /// The cell of a measurement.
     pub fn new(
+        round: u32,
         op: Op,
         access: Access,
         pool: u32,
@@ -158,6 +165,7 @@ impl CrudCell {
     ) -> Self {
         let seconds = m.window.as_secs_f64();
         Self {
+            round,
             op,
             access,
             pool,
@@ -178,6 +186,8 @@ impl CrudCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BulkCell {
+    /// The round (from 0).
+    pub round: u32,
     /// The database.
     pub database: Database,
     /// The library.
@@ -202,6 +212,8 @@ pub struct BulkCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCell {
+    /// The round (from 0).
+    pub round: u32,
     /// The database.
     pub database: Database,
     /// How the database was reached.
@@ -228,7 +240,9 @@ pub struct BatchCell {
 
 impl BatchCell {
     /// The cell of a run.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
+        round: u32,
         database: Database,
         access: Access,
         rows: usize,
@@ -239,6 +253,7 @@ impl BatchCell {
     ) -> Self {
         let total = (times.seed + times.job).as_secs_f64();
         Self {
+            round,
             database,
             access,
             rows,
@@ -258,6 +273,8 @@ impl BatchCell {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TasksCell {
+    /// The round (from 0).
+    pub round: u32,
     /// The way they ran.
     pub variant: Variant,
     /// Tasks.
@@ -277,9 +294,10 @@ pub struct TasksCell {
 
 impl TasksCell {
     /// The cell of a run.
-    pub fn new(variant: Variant, tasks: usize, wait_ms: u64, outcome: Outcome) -> Self {
+    pub fn new(round: u32, variant: Variant, tasks: usize, wait_ms: u64, outcome: Outcome) -> Self {
         let waves = tasks.div_ceil(outcome.max_concurrency.max(1));
         Self {
+            round,
             variant,
             tasks,
             wait_ms,
@@ -342,8 +360,9 @@ mod documentation {
                 settings: [("synchronous".to_owned(), "OFF".to_owned())].into(),
             }],
             settings: crate::run::settings(true),
-            crud: vec![CrudCell::new(Op::Join, Access::SqlxTasks, 1, 1, true, &measured)],
+            crud: vec![CrudCell::new(0, Op::Join, Access::SqlxTasks, 1, 1, true, &measured)],
             bulk: vec![BulkCell {
+                round: 0,
                 database: Database::Mariadb,
                 library: Library::Sqlx,
                 strategy: Strategy::CopyText,
@@ -355,6 +374,7 @@ mod documentation {
                 failure: None,
             }],
             batch: vec![BatchCell::new(
+                0,
                 Database::Postgres,
                 Access::DieselThreads,
                 1,
@@ -363,7 +383,7 @@ mod documentation {
                 times,
                 Err("x".into()),
             )],
-            tasks: vec![TasksCell::new(Variant::TokioTasks, 1, 1, outcome)],
+            tasks: vec![TasksCell::new(0, Variant::TokioTasks, 1, 1, outcome)],
             skipped: vec![],
         };
         let documentation = include_str!("../DBBENCH.md");

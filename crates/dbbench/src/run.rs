@@ -59,10 +59,11 @@ pub fn settings(quick: bool) -> Settings {
     if quick {
         Settings {
             quick,
+            rounds: 2,
             pool_sizes: vec![10, 30],
             crud_workers: vec![1, 8],
             crud_warmup_seconds: 0.1,
-            crud_window_seconds: 0.4,
+            crud_window_seconds: 0.3,
             crud_users: 2_000,
             crud_orders_per_user: 10,
             bulk_rows: vec![1_000, 10_000],
@@ -79,10 +80,11 @@ pub fn settings(quick: bool) -> Settings {
     } else {
         Settings {
             quick,
+            rounds: 3,
             pool_sizes: vec![10, 30, 60],
             crud_workers: vec![1, 4, 8, 14],
-            crud_warmup_seconds: 0.3,
-            crud_window_seconds: 1.5,
+            crud_warmup_seconds: 0.2,
+            crud_window_seconds: 0.5,
             crud_users: 10_000,
             crud_orders_per_user: 10,
             bulk_rows: vec![1_000, 10_000, 100_000],
@@ -335,27 +337,32 @@ impl Run<'_> {
                     anyhow::Ok(())
                 })?;
                 for &workers in &s.crud_workers {
-                    for access in rotated(&Access::ALL, round) {
-                        if self.stopped() {
-                            return Ok(());
+                    for r in 0..s.rounds {
+                        for access in rotated(&Access::ALL, round) {
+                            if self.stopped() {
+                                return Ok(());
+                            }
+                            let measured =
+                                crud::run(access, &pools, op, workers, population, timing);
+                            let cell =
+                                CrudCell::new(r, op, access, pool, workers, join_index, &measured);
+                            eprintln!(
+                                "dbbench: crud {}{} {} pool={pool} workers={workers} round {}: {:.0} ops/s, p99 {} µs{}",
+                                op.name(),
+                                if join_index { "" } else { " (no index)" },
+                                access.name(),
+                                r + 1,
+                                cell.ops_per_second,
+                                cell.latency_us.map_or(0, |l| l.p99_us),
+                                cell.first_error
+                                    .as_ref()
+                                    .map_or(String::new(), |e| format!(", errors: {e}")),
+                            );
+                            self.results.crud.push(cell);
+                            self.save()?;
                         }
-                        let measured = crud::run(access, &pools, op, workers, population, timing);
-                        let cell = CrudCell::new(op, access, pool, workers, join_index, &measured);
-                        eprintln!(
-                            "dbbench: crud {}{} {} pool={pool} workers={workers}: {:.0} ops/s, p99 {} µs{}",
-                            op.name(),
-                            if join_index { "" } else { " (no index)" },
-                            access.name(),
-                            cell.ops_per_second,
-                            cell.latency_us.map_or(0, |l| l.p99_us),
-                            cell.first_error
-                                .as_ref()
-                                .map_or(String::new(), |e| format!(", errors: {e}")),
-                        );
-                        self.results.crud.push(cell);
-                        self.save()?;
+                        round += 1;
                     }
-                    round += 1;
                 }
             }
         }
@@ -364,28 +371,33 @@ impl Run<'_> {
 
     fn bulk(&mut self) -> anyhow::Result<()> {
         let mut round = 0;
+        let rounds = self.results.settings.rounds;
         for target in &self.targets {
             let database = target.database();
             for rows in self.results.settings.bulk_rows.clone() {
                 let items = data::items(rows);
                 for strategy in database.strategies() {
-                    for library in rotated(&Library::ALL, round) {
-                        if self.stopped() {
-                            return Ok(());
+                    for r in 0..rounds {
+                        for library in rotated(&Library::ALL, round) {
+                            if self.stopped() {
+                                return Ok(());
+                            }
+                            let mut cell = bulk_cell(target.as_ref(), library, strategy, &items)?;
+                            cell.round = r;
+                            eprintln!(
+                                "dbbench: bulk {} {} {} {rows} rows round {}: {:.0} rows/s{}",
+                                database.name(),
+                                library.name(),
+                                strategy.name(),
+                                r + 1,
+                                cell.rows_per_second,
+                                cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
+                            );
+                            self.results.bulk.push(cell);
+                            self.save()?;
                         }
-                        let cell = bulk_cell(target.as_ref(), library, strategy, &items)?;
-                        eprintln!(
-                            "dbbench: bulk {} {} {} {rows} rows: {:.0} rows/s{}",
-                            database.name(),
-                            library.name(),
-                            strategy.name(),
-                            cell.rows_per_second,
-                            cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
-                        );
-                        self.results.bulk.push(cell);
-                        self.save()?;
+                        round += 1;
                     }
-                    round += 1;
                 }
             }
         }
@@ -401,35 +413,38 @@ impl Run<'_> {
                 let pools = target.batch_pools(pool)?;
                 for &rows in &s.batch_rows {
                     for &parallelism in &s.batch_parallelism {
-                        for access in rotated(&Access::ALL, round) {
-                            if self.stopped() {
-                                return Ok(());
+                        for r in 0..s.rounds {
+                            for access in rotated(&Access::ALL, round) {
+                                if self.stopped() {
+                                    return Ok(());
+                                }
+                                let (times, verdict) =
+                                    batch::run(pools.as_ref(), access, rows, parallelism)?;
+                                let cell = BatchCell::new(
+                                    r,
+                                    database,
+                                    access,
+                                    rows,
+                                    parallelism,
+                                    pool,
+                                    times,
+                                    verdict,
+                                );
+                                eprintln!(
+                                    "dbbench: batch {} {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
+                                    database.name(),
+                                    access.name(),
+                                    cell.total_seconds,
+                                    cell.rows_per_second,
+                                    cell.failure
+                                        .as_ref()
+                                        .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
+                                );
+                                self.results.batch.push(cell);
+                                self.save()?;
                             }
-                            let (times, verdict) =
-                                batch::run(pools.as_ref(), access, rows, parallelism)?;
-                            let cell = BatchCell::new(
-                                database,
-                                access,
-                                rows,
-                                parallelism,
-                                pool,
-                                times,
-                                verdict,
-                            );
-                            eprintln!(
-                                "dbbench: batch {} {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
-                                database.name(),
-                                access.name(),
-                                cell.total_seconds,
-                                cell.rows_per_second,
-                                cell.failure
-                                    .as_ref()
-                                    .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
-                            );
-                            self.results.batch.push(cell);
-                            self.save()?;
+                            round += 1;
                         }
-                        round += 1;
                     }
                 }
             }
@@ -443,7 +458,7 @@ impl Run<'_> {
         let wait = Duration::from_millis(s.task_wait_ms);
         let pool = crate::measure::diesel_pool(&self.url, s.task_query_pool)
             .map_err(anyhow::Error::msg)?;
-        for variant in [
+        let variants = [
             Variant::OsThreadPool,
             Variant::TokioTasks,
             Variant::SpawnBlocking,
@@ -451,7 +466,10 @@ impl Run<'_> {
             Variant::AsyncSleep,
             Variant::BlockingQueryInAsync,
             Variant::BlockingQueryOffloaded,
-        ] {
+        ];
+        let rounds = (0..s.rounds)
+            .flat_map(|r| rotated(&variants, r as usize).into_iter().map(move |v| (r, v)));
+        for (round, variant) in rounds {
             if self.stopped() {
                 return Ok(());
             }
@@ -461,10 +479,11 @@ impl Run<'_> {
             );
             let count = if many { s.tasks } else { s.blocking_tasks };
             let outcome = tasks::run(variant, count, wait, s.small_runtime_workers, Some(&pool))?;
-            let cell = TasksCell::new(variant, count, s.task_wait_ms, outcome);
+            let cell = TasksCell::new(round, variant, count, s.task_wait_ms, outcome);
             eprintln!(
-                "dbbench: tasks {} × {count}: {:.0} ms, at most {} waiting at once",
+                "dbbench: tasks {} × {count} round {}: {:.0} ms, at most {} waiting at once",
                 variant.name(),
+                round + 1,
                 cell.wall_ms,
                 cell.max_concurrency
             );
@@ -491,6 +510,7 @@ pub fn bulk_cell(
     };
     let seconds = elapsed.as_secs_f64();
     Ok(BulkCell {
+        round: 0,
         database: target.database(),
         library,
         strategy,

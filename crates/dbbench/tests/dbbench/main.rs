@@ -340,13 +340,18 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     };
     let results = run::run(&options).unwrap();
     assert_eq!(results.run.status, "complete");
-    // 6 operation variants (the join twice) × 3 styles; 6 strategies × 2 libraries on
-    // PostgreSQL, 4 × 2 on the others; 3 styles per database; 7 task variants.
+    // In 2 rounds: 6 operation variants (the join twice) × 3 styles; 6 strategies × 2
+    // libraries on PostgreSQL, 4 × 2 on the others; 3 styles per database; 7 task variants.
     let databases = 1 + others::OPTIONAL_BUILT_IN;
-    assert_eq!(results.crud.len(), 18);
-    assert_eq!(results.bulk.len(), 12 + 8 * others::OPTIONAL_BUILT_IN);
-    assert_eq!(results.batch.len(), 3 * databases);
-    assert_eq!(results.tasks.len(), 7);
+    assert_eq!(results.settings.rounds, 2);
+    assert_eq!(results.crud.len(), 2 * 18);
+    assert_eq!(results.bulk.len(), 2 * (12 + 8 * others::OPTIONAL_BUILT_IN));
+    assert_eq!(results.batch.len(), 2 * 3 * databases);
+    assert_eq!(results.tasks.len(), 2 * 7);
+    for round in 0..2 {
+        assert_eq!(results.crud.iter().filter(|c| c.round == round).count(), 18);
+        assert_eq!(results.tasks.iter().filter(|c| c.round == round).count(), 7);
+    }
     assert_eq!(results.databases.len(), databases);
     // A database not built in is said, with how to build it in.
     assert_eq!(
@@ -370,7 +375,15 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     assert!((read - measured).abs() <= 1e-9 * measured, "{read} read back, {measured} measured");
     assert_eq!(RunInfo { wall_seconds: measured, ..written.run.clone() }, results.run);
     let page = bookstore_dbbench::report::render(&written).unwrap();
-    for expected in ["CRUD microbenchmark", "copy binary", "Batch job", "os thread pool", "quick"] {
+    for expected in [
+        "CRUD microbenchmark",
+        "copy binary",
+        "Batch job",
+        "os thread pool",
+        "quick",
+        "compared round by round at each of 6 configurations",
+        "2 round(s)",
+    ] {
         assert!(page.contains(expected), "{expected} not on the page");
     }
     for database in results.databases.iter().map(|d| d.database.label()) {
@@ -418,7 +431,7 @@ async fn ctrl_c_keeps_what_was_measured_and_drops_the_run_database() {
     assert!(status.success(), "{status}");
     let results = bookstore_dbbench::results::DbBenchResults::read(&output).unwrap();
     assert_eq!(results.run.status, "interrupted");
-    assert!(!results.tasks.is_empty() && results.tasks.len() < 7, "{}", results.tasks.len());
+    assert!(!results.tasks.is_empty() && results.tasks.len() < 14, "{}", results.tasks.len());
     assert!(results.bulk.is_empty());
     assert!(results.skipped.iter().any(|s| s == "Bulk: not run, the run was interrupted"));
     assert!(dir.join("page.html").exists(), "the page of what was measured");
