@@ -278,7 +278,12 @@ fn parity() -> Vec<String> {
         "identical flags for every stack: --pool-max, --workers, --blocking-threads (diesel stacks)",
     ]
     .map(str::to_owned)
-    .to_vec()
+    .into_iter()
+    .chain([format!(
+        "one listener per stack with a backlog of {} (the frameworks' own bind: tokio 1024, actix 2048)",
+        bookstore_app::cli::LISTEN_BACKLOG
+    )])
+    .collect()
 }
 
 /// Runs the suite, writing `options.output` after every window; returns the final results.
