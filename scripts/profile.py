@@ -26,13 +26,10 @@ import sys
 import time
 import urllib.request
 
-STACKS = [
-    "axum-serde-sqlx",
-    "axum-serde-diesel",
-    "actix-serde-diesel",
-    "actix-simd-sqlx",
-    "hyper-sonic-sqlx",
-]
+# Every stack of the registry (`loadgen stacks` lists them, one per line).
+STACKS = subprocess.run(
+    ["target/release/loadgen", "stacks"], check=True, capture_output=True, text=True
+).stdout.split()
 # The HTTP ceiling of the suite (hyper on one current-thread runtime per core): `health` only.
 RESPONDER = "responder"
 # The GET scenarios of SPEC §4 (`loadgen http` drives one GET URL).

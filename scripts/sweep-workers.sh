@@ -13,7 +13,6 @@ source scripts/lib.sh
 
 ROUNDS=${ROUNDS:-3}
 WORKERS=${WORKERS:-"2 3 4"}
-STACKS=${STACKS:-"axum-serde-sqlx axum-serde-diesel actix-serde-diesel actix-simd-sqlx hyper-sonic-sqlx"}
 PATHS=${PATHS:-"health api/books/4242"}
 DURATION=${DURATION:-2s}
 
@@ -21,6 +20,8 @@ require_cargo
 ensure_tool python3 python3
 ensure_pg_binaries
 cargo build --release --bins --locked
+# Every stack of the registry unless STACKS names some.
+STACKS=${STACKS:-$(target/release/loadgen stacks | tr '\n' ' ')}
 
 workdir=$(mktemp -d)
 db_pid= server_pid=

@@ -30,6 +30,12 @@ enum Command {
     Merge(MergeArgs),
     /// Load one GET URL (2xx counts as success) and print the result; for calibration.
     Http(HttpArgs),
+    /// List the stacks of the registry, one name per line (for scripts).
+    Stacks {
+        /// Also print each one's default port and whether its database calls block.
+        #[arg(long)]
+        long: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -218,6 +224,19 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(&args),
         Command::Merge(args) => merge(&args).map(|()| 0),
         Command::Http(args) => http(args).map(|()| 0),
+        Command::Stacks { long } => {
+            for stack in bookstore_app::stacks::ALL {
+                if long {
+                    println!(
+                        "{} {} {:?}",
+                        stack.identity.service, stack.identity.default_port, stack.db_calls
+                    );
+                } else {
+                    println!("{}", stack.identity.service);
+                }
+            }
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

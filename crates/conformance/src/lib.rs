@@ -4,8 +4,8 @@
 //! written once and expanded per stack by the `conformance!` macro (like ripgrep's
 //! `rgtest!`). This library holds what those tests share:
 //!
-//! - [`stacks`]: the stacks under test; a new stack is one constant here and one line in
-//!   the macro.
+//! - [`stacks`]: the stacks under test, every one of the registry
+//!   (`bookstore_app::for_each_stack!`), whose lines also expand the tests per stack.
 //! - [`TestApp`]: a stack serving on `127.0.0.1:0` in this process, on its own runtime and
 //!   its own freshly cloned seeded database, stopped when dropped.
 //! - [`TestResponse`]: every response the client reads is checked for the contract's
@@ -35,7 +35,8 @@ use tokio::net::TcpStream;
 pub struct Stack {
     /// Its name, framework, port.
     pub identity: Identity,
-    /// The `tags` its small-json must answer: framework, serializer, database access.
+    /// The `tags` its small-json must answer: its framework, and its serializer's and its
+    /// store's names as their types give them.
     pub tags: [&'static str; 4],
     /// Whether it needs `--blocking-threads`.
     pub db_calls: DbCalls,
@@ -43,37 +44,72 @@ pub struct Stack {
     pub serve: ServeFn,
 }
 
-/// The stacks under test.
+/// The stacks under test: every stack of the registry (`bookstore_app::for_each_stack!`).
 pub mod stacks {
     use super::*;
 
-    use bookstore_app::stacks as registry;
+    use bookstore_codec::Codec;
+    use bookstore_domain::store::Store;
 
-    const fn stack(info: registry::StackInfo, serve: ServeFn) -> Stack {
-        Stack {
-            identity: info.identity,
-            tags: [info.identity.framework, info.serializer, info.db_access, "benchmark"],
-            db_calls: info.db_calls,
-            serve,
-        }
+    macro_rules! under_test {
+        ($(($constant:ident, $krate:ident, $name:literal, $port:literal, $framework:literal, $calls:ident),)+) => {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                pub const $constant: Stack = Stack {
+                    identity: $krate::STACK.identity,
+                    tags: [
+                        $framework,
+                        <$krate::Codec as Codec>::NAME,
+                        <$krate::Store as Store>::ACCESS,
+                        "benchmark",
+                    ],
+                    db_calls: $krate::STACK.db_calls,
+                    serve: $krate::serve,
+                };
+            )+
+
+            /// Every stack, in the order of SPEC §1.
+            pub const ALL: &[Stack] = &[$($constant,)+];
+        };
     }
 
-    /// axum + serde_json + sqlx.
-    pub const AXUM_SERDE_SQLX: Stack = stack(registry::AXUM_SERDE_SQLX, axum_serde_sqlx::serve);
-    /// axum + serde_json + diesel on `spawn_blocking`.
-    pub const AXUM_SERDE_DIESEL: Stack =
-        stack(registry::AXUM_SERDE_DIESEL, axum_serde_diesel::serve);
-    /// actix-web + serde_json + diesel on `web::block`.
-    pub const ACTIX_SERDE_DIESEL: Stack =
-        stack(registry::ACTIX_SERDE_DIESEL, actix_serde_diesel::serve);
-    /// actix-web + simd-json + sqlx.
-    pub const ACTIX_SIMD_SQLX: Stack = stack(registry::ACTIX_SIMD_SQLX, actix_simd_sqlx::serve);
-    /// bare hyper + sonic-rs + sqlx.
-    pub const HYPER_SONIC_SQLX: Stack = stack(registry::HYPER_SONIC_SQLX, hyper_sonic_sqlx::serve);
+    bookstore_app::for_each_stack!(under_test);
 
-    /// Every stack, in the order of SPEC §1.
-    pub const ALL: [Stack; 5] =
-        [AXUM_SERDE_SQLX, AXUM_SERDE_DIESEL, ACTIX_SERDE_DIESEL, ACTIX_SIMD_SQLX, HYPER_SONIC_SQLX];
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use bookstore_app::stacks::{AXIS_PAIRS, Axis};
+
+        fn tags(identity: Identity) -> [&'static str; 4] {
+            ALL.iter().find(|s| s.identity == identity).expect("a stack of the registry").tags
+        }
+
+        #[test]
+        fn each_axis_pair_differs_in_the_axes_it_claims_and_no_other() {
+            for pair in AXIS_PAIRS {
+                let (a, b) = (tags(pair.baseline.identity), tags(pair.changed.identity));
+                for (axis, tag) in [(Axis::Framework, 0), (Axis::Serializer, 1), (Axis::Access, 2)]
+                {
+                    assert_eq!(
+                        a[tag] != b[tag],
+                        pair.axes.contains(&axis),
+                        "{} → {}: {axis:?} ({} vs {})",
+                        pair.baseline.identity.service,
+                        pair.changed.identity.service,
+                        a[tag],
+                        b[tag]
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn every_stack_of_the_registry_is_under_test() {
+            let registry: Vec<&str> = bookstore_app::stacks::names();
+            let tested: Vec<&str> = ALL.iter().map(|s| s.identity.service).collect();
+            assert_eq!(registry, tested);
+        }
+    }
 }
 
 /// How long a test waits for a server to answer `/health` after start.

@@ -13,6 +13,7 @@ pub mod checkout;
 pub mod datetime;
 pub mod error;
 pub mod model;
+pub mod offload;
 pub mod params;
 pub mod sql;
 pub mod store;

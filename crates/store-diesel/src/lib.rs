@@ -20,9 +20,9 @@ pub mod cached;
 mod queries;
 pub mod schema;
 
+pub use bookstore_domain::offload::Offload;
 pub use cached::CachedSql;
 
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use bookstore_domain::Error;
@@ -34,20 +34,6 @@ use bookstore_domain::store::{OpenError, PoolSettings, Store};
 use diesel::Connection;
 use diesel::pg::PgConnection;
 use diesel::r2d2::{ConnectionManager, Pool};
-
-/// A place to run blocking work from async code.
-pub trait Offload: Clone + Default + Send + Sync + 'static {
-    /// The framework's name for it, recorded with the results (`spawn_blocking`, …).
-    const NAME: &'static str;
-
-    /// Runs `work` on a thread where blocking is allowed and waits for its result without
-    /// blocking the calling worker. A panic or a refusal of the pool (shutting down) is
-    /// [`Error::Internal`].
-    fn run<F, T>(&self, work: F) -> impl Future<Output = Result<T, Error>> + Send
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static;
-}
 
 /// `tokio::task::spawn_blocking`: tokio's blocking pool, bounded by the runtime's
 /// `max_blocking_threads`.

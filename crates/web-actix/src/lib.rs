@@ -24,9 +24,9 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpServer, Route, guard, web};
 use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
 use bookstore_codec::Codec;
+use bookstore_domain::offload::Offload;
 use bookstore_domain::store::Store;
 use bookstore_domain::{BODY_LIMIT_BYTES, Error, require_json_content_type};
-use bookstore_store_diesel::Offload;
 
 /// `actix_web::web::block`: the worker's blocking thread pool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -47,6 +47,10 @@ impl Offload for WebBlock {
 /// How long in-flight requests may take to finish after shutdown is asked for (as
 /// `bookstore_http_serve::SHUTDOWN_GRACE` for the other stacks).
 const SHUTDOWN_GRACE_SECONDS: u64 = 10;
+
+/// The framework's tag in small-json and in the stack registry (a stack built on this crate
+/// that the registry lists under another framework does not compile).
+pub const FRAMEWORK: &str = "actix-web";
 
 /// Starts an actix system, opens the store, and serves `listener` until `shutdown`
 /// completes; then finishes in-flight requests and closes the pool.

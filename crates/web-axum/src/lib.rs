@@ -26,6 +26,10 @@ use bookstore_domain::{BODY_LIMIT_BYTES, Error, require_json_content_type};
 
 type AppState<S, C> = State<Arc<App<S, C>>>;
 
+/// The framework's tag in small-json and in the stack registry (a stack built on this crate
+/// that the registry lists under another framework does not compile).
+pub const FRAMEWORK: &str = "axum";
+
 /// Builds the runtime, opens the store, and serves `listener` until `shutdown` completes;
 /// then finishes in-flight requests and closes the pool.
 pub fn serve<S: Store, C: Codec>(

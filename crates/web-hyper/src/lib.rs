@@ -22,6 +22,10 @@ use hyper::header::{ALLOW, CONTENT_TYPE, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 
+/// The framework's tag in small-json and in the stack registry (a stack built on this crate
+/// that the registry lists under another framework does not compile).
+pub const FRAMEWORK: &str = "hyper";
+
 /// Builds the runtime, opens the store, and serves `listener` until `shutdown` completes;
 /// then finishes in-flight requests and closes the pool.
 pub fn serve<S: Store, C: Codec>(

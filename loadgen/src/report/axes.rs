@@ -6,34 +6,6 @@ use super::ComparisonText;
 use super::dataset::Dataset;
 use super::verdicts::Family;
 
-/// The pairs of SPEC §1 that change one axis.
-const AXES: [(&str, &str, &str, &str); 4] = [
-    (
-        "database access",
-        "axum-serde-sqlx",
-        "axum-serde-diesel",
-        "sqlx (async) → diesel + r2d2 on spawn_blocking; axum and serde_json in both",
-    ),
-    (
-        "framework, blocking path",
-        "axum-serde-diesel",
-        "actix-serde-diesel",
-        "axum + spawn_blocking → actix-web + web::block; serde_json and diesel in both",
-    ),
-    (
-        "framework + serializer",
-        "axum-serde-sqlx",
-        "actix-simd-sqlx",
-        "axum + serde_json → actix-web + simd-json; sqlx in both",
-    ),
-    (
-        "framework + serializer",
-        "axum-serde-sqlx",
-        "hyper-sonic-sqlx",
-        "axum + serde_json → bare hyper + sonic-rs; sqlx in both",
-    ),
-];
-
 #[derive(Debug, Serialize)]
 pub(crate) struct AxisTable {
     axis: String,
@@ -61,15 +33,17 @@ struct AxisCell {
 }
 
 pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
-    AXES.iter()
-        .filter(|(_, a, b, _)| {
+    bookstore_app::stacks::AXIS_PAIRS
+        .iter()
+        .map(|pair| (pair, pair.baseline.identity.service, pair.changed.identity.service))
+        .filter(|(_, a, b)| {
             dataset.stacks.iter().any(|s| s == a) && dataset.stacks.iter().any(|s| s == b)
         })
-        .map(|(axis, baseline, changed, note)| AxisTable {
-            axis: (*axis).into(),
-            baseline: (*baseline).into(),
-            changed: (*changed).into(),
-            note: (*note).into(),
+        .map(|(pair, baseline, changed)| AxisTable {
+            axis: pair.title.into(),
+            baseline: baseline.into(),
+            changed: changed.into(),
+            note: pair.note.into(),
             concurrency: dataset.concurrency.clone(),
             rows: dataset
                 .scenarios

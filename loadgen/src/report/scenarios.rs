@@ -222,19 +222,5 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
 }
 
 fn describe(scenario: &str) -> String {
-    match Scenario::parse(scenario) {
-        Ok(Scenario::Health) => "GET /health — no database: framework and HTTP only".into(),
-        Ok(Scenario::SmallJson) => "GET /api/books/bench/small-json — a small body built per request, no database".into(),
-        Ok(Scenario::LargeJson) => "GET /api/books/bench/large-json?limit=200 — 200 books read and written as ~35 KB of JSON".into(),
-        Ok(Scenario::BookById) => "GET /api/books/{id}, random ids — one indexed lookup with a join".into(),
-        Ok(Scenario::BookList) => "GET /api/books?limit=50 — 50 rows, ~6 KB of JSON".into(),
-        Ok(Scenario::BookList500) => "GET /api/books?limit=500 — 500 rows, ~61 KB of JSON".into(),
-        Ok(Scenario::BookSearch) => "GET /api/books/search?q=Book&limit=20 — ILIKE over titles and author names".into(),
-        Ok(Scenario::AggregateReport) => "GET /api/books/bench/aggregate-report?limit=50 — a GROUP BY over all books".into(),
-        Ok(Scenario::CheckoutCreate) => "POST /api/checkouts, book ids cycling — a 5-statement transaction per request".into(),
-        Ok(Scenario::CheckoutHotspot) => "POST /api/checkouts, always book 1 — every transaction waits for the same row lock".into(),
-        Ok(Scenario::CheckoutDistributed) => "POST /api/checkouts, random books — write throughput with little contention".into(),
-        Ok(Scenario::CheckoutSoldOut) => "POST /api/checkouts, book 2 (stock 10) — 10 sales, then every answer is a 409 refusal".into(),
-        Err(_) => String::new(),
-    }
+    Scenario::parse(scenario).map_or(String::new(), Scenario::describe)
 }

@@ -1,8 +1,13 @@
-//! The twelve scenarios of SPEC §4: what each sends, how each answer is judged, and the
-//! same work done straight on the store for the database ceiling.
+//! The twelve scenarios of SPEC §4, declared once in [`scenarios!`]'s table: what each
+//! sends, which books it is about, what a correct answer is, whether it writes, what it
+//! stresses, and the same work straight on the store for the database ceiling. Everything
+//! else — requests, checks, the report's descriptions — is derived from the entry.
+
+pub mod body;
 
 use std::fmt;
 
+use bookstore_app::routes;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::params::contains_pattern;
 use bookstore_domain::store::Store;
@@ -13,33 +18,267 @@ use memchr::memmem;
 use crate::engine::{ErrorKind, Outcome, Picker, Response, Workload};
 use crate::validate;
 
-/// A benchmark scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Scenario {
-    /// `GET /health`.
-    Health,
-    /// `GET /api/books/bench/small-json`.
-    SmallJson,
-    /// `GET /api/books/bench/large-json?limit=200`.
-    LargeJson,
-    /// `GET /api/books/{id}`, id uniform random 1..=20000.
+/// What a scenario sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// `GET path?query`, the same request every time.
+    Get {
+        /// The route (from `bookstore_app::routes`).
+        path: &'static str,
+        /// Its query string, without `?` (empty: none).
+        query: &'static str,
+    },
+    /// `GET /api/books/{id}` for the scenario's books.
     BookById,
+    /// `POST /api/checkouts` of one copy of the scenario's books (the body of SPEC §4).
+    Checkout,
+}
+
+/// Which books the requests are about, and in which order each user asks for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Books {
+    /// None: the request names no book.
+    None,
+    /// Uniformly random over `first..=last` (a seeded generator, the same for every stack).
+    Random {
+        /// The first book id.
+        first: i64,
+        /// The last.
+        last: i64,
+    },
+    /// `first..=last` in order, the users spread over it.
+    Cycle {
+        /// The first book id.
+        first: i64,
+        /// The last.
+        last: i64,
+    },
+    /// Always this book.
+    One(i64),
+}
+
+/// What a correct answer is (checked cheaply on every response, in full on a sample).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// 200 `{"status":"UP"}`.
+    Health,
+    /// 200, the small-json document.
+    SmallJson,
+    /// 200, the large-json document with this many items.
+    LargeJson {
+        /// Items.
+        items: usize,
+    },
+    /// 200, the `BookDetail` of the book asked for.
+    BookDetail,
+    /// 200, the first books by id.
+    FirstBooks {
+        /// How many.
+        items: usize,
+    },
+    /// 200, search results.
+    Search {
+        /// The query.
+        q: &'static str,
+        /// How many.
+        items: usize,
+    },
+    /// 200, the per-author inventory.
+    Inventory {
+        /// Rows.
+        rows: usize,
+    },
+    /// 201 with the checkout, or an honest 409 `out_of_stock`.
+    Checkout,
+}
+
+/// The same work without HTTP, for the database ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreCall {
+    /// No database work (the scenario has an HTTP ceiling instead).
+    None,
+    /// `large_items(limit)`.
+    LargeItems(i64),
+    /// `book(id)` of the scenario's books.
+    Book,
+    /// `books(limit)`.
+    Books(i64),
+    /// `search_books(contains(q), limit)`.
+    Search(&'static str, i64),
+    /// `author_inventory(limit)`.
+    Inventory(i64),
+    /// `checkout` of one copy of the scenario's books.
+    Checkout,
+}
+
+/// Everything about one scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScenarioSpec {
+    /// Its name in SPEC §4.
+    pub name: &'static str,
+    /// What it sends.
+    pub request: Request,
+    /// Which books.
+    pub books: Books,
+    /// What a correct answer is.
+    pub answer: Answer,
+    /// What its write audit checks beyond the common rules; `None`: it reads only.
+    pub writes: Option<Writes>,
+    /// The same work straight on the store.
+    pub store_call: StoreCall,
+    /// What it stresses, for people.
+    pub stresses: &'static str,
+}
+
+/// Declares the scenarios: the enum, its list, and each one's [`ScenarioSpec`]. The one
+/// place a scenario is written; a new one is a new line here (and, for a new kind of
+/// database work, a [`StoreCall`] variant).
+macro_rules! scenarios {
+    ($($(#[$doc:meta])* $variant:ident => $spec:expr,)+) => {
+        /// A benchmark scenario (SPEC §4); its facts are in [`Scenario::spec`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Scenario {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Scenario {
+            /// Every scenario, in SPEC order (reads first, then writes).
+            pub const ALL: &[Scenario] = &[$(Scenario::$variant,)+];
+
+            /// Its entry in the table.
+            pub const fn spec(self) -> ScenarioSpec {
+                match self {
+                    $(Scenario::$variant => $spec,)+
+                }
+            }
+        }
+    };
+}
+
+/// The first book the checkout scenarios that spread over books use (1 and 2 are special).
+const FIRST_ORDINARY_BOOK: i64 = 3;
+
+scenarios! {
+    /// `GET /health`.
+    Health => ScenarioSpec {
+        name: "health",
+        request: Request::Get { path: routes::HEALTH, query: "" },
+        books: Books::None,
+        answer: Answer::Health,
+        writes: None,
+        store_call: StoreCall::None,
+        stresses: "no database: framework and HTTP only",
+    },
+    /// `GET /api/books/bench/small-json`.
+    SmallJson => ScenarioSpec {
+        name: "smallJson",
+        request: Request::Get { path: routes::SMALL_JSON, query: "" },
+        books: Books::None,
+        answer: Answer::SmallJson,
+        writes: None,
+        store_call: StoreCall::None,
+        stresses: "a small body built per request, no database",
+    },
+    /// `GET /api/books/bench/large-json?limit=200`.
+    LargeJson => ScenarioSpec {
+        name: "largeJson",
+        request: Request::Get { path: routes::LARGE_JSON, query: "limit=200" },
+        books: Books::None,
+        answer: Answer::LargeJson { items: 200 },
+        writes: None,
+        store_call: StoreCall::LargeItems(200),
+        stresses: "books read and written as a large JSON body",
+    },
+    /// `GET /api/books/{id}`, id uniform random over every book.
+    BookById => ScenarioSpec {
+        name: "bookById",
+        request: Request::BookById,
+        books: Books::Random { first: 1, last: seed::BOOKS },
+        answer: Answer::BookDetail,
+        writes: None,
+        store_call: StoreCall::Book,
+        stresses: "one indexed lookup with a join",
+    },
     /// `GET /api/books?limit=50`.
-    BookList,
+    BookList => ScenarioSpec {
+        name: "bookList",
+        request: Request::Get { path: routes::BOOKS, query: "limit=50" },
+        books: Books::None,
+        answer: Answer::FirstBooks { items: 50 },
+        writes: None,
+        store_call: StoreCall::Books(50),
+        stresses: "rows decoded and written as JSON",
+    },
     /// `GET /api/books?limit=500`.
-    BookList500,
+    BookList500 => ScenarioSpec {
+        name: "bookList500",
+        request: Request::Get { path: routes::BOOKS, query: "limit=500" },
+        books: Books::None,
+        answer: Answer::FirstBooks { items: 500 },
+        writes: None,
+        store_call: StoreCall::Books(500),
+        stresses: "many rows decoded and written as JSON",
+    },
     /// `GET /api/books/search?q=Book&limit=20`.
-    BookSearch,
+    BookSearch => ScenarioSpec {
+        name: "bookSearch",
+        request: Request::Get { path: routes::BOOK_SEARCH, query: "q=Book&limit=20" },
+        books: Books::None,
+        answer: Answer::Search { q: "Book", items: 20 },
+        writes: None,
+        store_call: StoreCall::Search("Book", 20),
+        stresses: "ILIKE over titles and author names",
+    },
     /// `GET /api/books/bench/aggregate-report?limit=50`.
-    AggregateReport,
-    /// `POST /api/checkouts`, bookId cycling 3..=20000 in order.
-    CheckoutCreate,
-    /// `POST /api/checkouts`, bookId 1: pure row-lock contention.
-    CheckoutHotspot,
-    /// `POST /api/checkouts`, bookId uniform random 3..=20000.
-    CheckoutDistributed,
-    /// `POST /api/checkouts`, bookId 2 (stock 10): 10 × 201 per reset, then 409.
-    CheckoutSoldOut,
+    AggregateReport => ScenarioSpec {
+        name: "aggregateReport",
+        request: Request::Get { path: routes::AGGREGATE_REPORT, query: "limit=50" },
+        books: Books::None,
+        answer: Answer::Inventory { rows: 50 },
+        writes: None,
+        store_call: StoreCall::Inventory(50),
+        stresses: "a GROUP BY over all books: PostgreSQL's work",
+    },
+    /// `POST /api/checkouts`, bookId cycling through the ordinary books in order.
+    CheckoutCreate => ScenarioSpec {
+        name: "checkoutCreate",
+        request: Request::Checkout,
+        books: Books::Cycle { first: FIRST_ORDINARY_BOOK, last: seed::BOOKS },
+        answer: Answer::Checkout,
+        writes: Some(Writes::Spread),
+        store_call: StoreCall::Checkout,
+        stresses: "a five-statement transaction per request",
+    },
+    /// `POST /api/checkouts`, always the hotspot book: pure row-lock contention.
+    CheckoutHotspot => ScenarioSpec {
+        name: "checkoutHotspot",
+        request: Request::Checkout,
+        books: Books::One(seed::HOTSPOT_BOOK_ID),
+        answer: Answer::Checkout,
+        writes: Some(Writes::Hotspot),
+        store_call: StoreCall::Checkout,
+        stresses: "every transaction waits for the same row lock",
+    },
+    /// `POST /api/checkouts`, bookId uniform random over the ordinary books.
+    CheckoutDistributed => ScenarioSpec {
+        name: "checkoutDistributed",
+        request: Request::Checkout,
+        books: Books::Random { first: FIRST_ORDINARY_BOOK, last: seed::BOOKS },
+        answer: Answer::Checkout,
+        writes: Some(Writes::Spread),
+        store_call: StoreCall::Checkout,
+        stresses: "write throughput with little contention",
+    },
+    /// `POST /api/checkouts`, the book that sells out: its stock of sales, then 409s.
+    CheckoutSoldOut => ScenarioSpec {
+        name: "checkoutSoldOut",
+        request: Request::Checkout,
+        books: Books::One(seed::SOLD_OUT_BOOK_ID),
+        answer: Answer::Checkout,
+        writes: Some(Writes::SoldOut),
+        store_call: StoreCall::Checkout,
+        stresses: "sales until the stock is gone, then every answer a 409 refusal",
+    },
 }
 
 /// The quantity every checkout of the scenarios asks for.
@@ -54,47 +293,30 @@ fn checkout_body(book_id: i64) -> String {
 
 /// Seed of the random pickers: the same ids in every run and for every stack.
 pub const PICK_SEED: u64 = 0x5EED_B00C;
-/// First book id the checkout scenarios that spread over books use (1 and 2 are special).
-const FIRST_ORDINARY_BOOK: i64 = 3;
 
 impl Scenario {
-    /// Every scenario, in SPEC order (reads first, then writes).
-    pub const ALL: [Scenario; 12] = [
-        Scenario::Health,
-        Scenario::SmallJson,
-        Scenario::LargeJson,
-        Scenario::BookById,
-        Scenario::BookList,
-        Scenario::BookList500,
-        Scenario::BookSearch,
-        Scenario::AggregateReport,
-        Scenario::CheckoutCreate,
-        Scenario::CheckoutHotspot,
-        Scenario::CheckoutDistributed,
-        Scenario::CheckoutSoldOut,
-    ];
-
     /// Its name in SPEC §4.
     pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Health => "health",
-            Scenario::SmallJson => "smallJson",
-            Scenario::LargeJson => "largeJson",
-            Scenario::BookById => "bookById",
-            Scenario::BookList => "bookList",
-            Scenario::BookList500 => "bookList500",
-            Scenario::BookSearch => "bookSearch",
-            Scenario::AggregateReport => "aggregateReport",
-            Scenario::CheckoutCreate => "checkoutCreate",
-            Scenario::CheckoutHotspot => "checkoutHotspot",
-            Scenario::CheckoutDistributed => "checkoutDistributed",
-            Scenario::CheckoutSoldOut => "checkoutSoldOut",
-        }
+        self.spec().name
+    }
+
+    /// One line for people: the request, what it stresses, and the size of a correct answer
+    /// (computed from the seed).
+    pub fn describe(self) -> String {
+        let spec = self.spec();
+        let size = body::size_text(body::bytes(spec.answer));
+        let books = match spec.books {
+            Books::None => String::new(),
+            Books::Random { first, last } => format!(", book ids random in {first}..={last}"),
+            Books::Cycle { first, last } => format!(", book ids {first}..={last} in turn"),
+            Books::One(id) => format!(", always book {id}"),
+        };
+        format!("{} {}{books} — {}; answers of {size}", self.method(), self.target(), spec.stresses)
     }
 
     /// The scenario called `name`, or an error listing the valid names.
     pub fn parse(name: &str) -> Result<Self, String> {
-        Scenario::ALL.into_iter().find(|s| s.name() == name).ok_or_else(|| {
+        Scenario::ALL.iter().copied().find(|s| s.name() == name).ok_or_else(|| {
             let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
             format!("unknown scenario {name:?}; valid: {}", names.join(", "))
         })
@@ -102,109 +324,103 @@ impl Scenario {
 
     /// It writes (restore before, audit after).
     pub fn writes(self) -> bool {
-        matches!(
-            self,
-            Scenario::CheckoutCreate
-                | Scenario::CheckoutHotspot
-                | Scenario::CheckoutDistributed
-                | Scenario::CheckoutSoldOut
-        )
+        self.spec().writes.is_some()
     }
 
     /// What the audit of a write scenario checks beyond the common rules.
     pub fn audited_as(self) -> Writes {
-        match self {
-            Scenario::CheckoutHotspot => Writes::Hotspot,
-            Scenario::CheckoutSoldOut => Writes::SoldOut,
-            _ => Writes::Spread,
-        }
+        self.spec().writes.unwrap_or(Writes::Spread)
     }
 
     /// It reads or writes the database (has a database ceiling).
     pub fn uses_database(self) -> bool {
-        !matches!(self, Scenario::Health | Scenario::SmallJson)
+        self.spec().store_call != StoreCall::None
+    }
+
+    /// The request line's target, e.g. `/api/books?limit=50` (`{id}` for a book by id).
+    pub fn target(self) -> String {
+        match self.spec().request {
+            Request::Get { path, query: "" } => path.to_owned(),
+            Request::Get { path, query } => format!("{path}?{query}"),
+            Request::BookById => format!("{}{{id}}", routes::BOOK_BY_ID_PREFIX),
+            Request::Checkout => routes::CHECKOUTS.to_owned(),
+        }
+    }
+
+    /// Its method.
+    pub fn method(self) -> &'static str {
+        match self.spec().request {
+            Request::Get { .. } | Request::BookById => "GET",
+            Request::Checkout => "POST",
+        }
     }
 
     /// Book ids of the requests, when they vary.
     fn book_ids(self) -> Vec<i64> {
-        match self {
-            Scenario::BookById => (1..=seed::BOOKS).collect(),
-            Scenario::CheckoutCreate | Scenario::CheckoutDistributed => {
-                (FIRST_ORDINARY_BOOK..=seed::BOOKS).collect()
+        match self.spec().books {
+            Books::None => Vec::new(),
+            Books::Random { first, last } | Books::Cycle { first, last } => {
+                (first..=last).collect()
             }
-            Scenario::CheckoutHotspot => vec![seed::HOTSPOT_BOOK_ID],
-            Scenario::CheckoutSoldOut => vec![seed::SOLD_OUT_BOOK_ID],
-            _ => Vec::new(),
-        }
-    }
-
-    fn path(self) -> &'static str {
-        match self {
-            Scenario::Health => "/health",
-            Scenario::SmallJson => "/api/books/bench/small-json",
-            Scenario::LargeJson => "/api/books/bench/large-json?limit=200",
-            Scenario::BookList => "/api/books?limit=50",
-            Scenario::BookList500 => "/api/books?limit=500",
-            Scenario::BookSearch => "/api/books/search?q=Book&limit=20",
-            Scenario::AggregateReport => "/api/books/bench/aggregate-report?limit=50",
-            _ => "",
+            Books::One(id) => vec![id],
         }
     }
 
     /// The picker of user `index` of `users`.
     pub fn picker(self, index: usize, users: usize, requests: usize) -> Picker {
-        match self {
-            Scenario::BookById | Scenario::CheckoutDistributed => {
-                Picker::random(PICK_SEED, index, requests)
-            }
-            Scenario::CheckoutCreate => Picker::cycle(index, users, requests),
-            _ => Picker::Fixed(0),
+        match self.spec().books {
+            Books::Random { .. } => Picker::random(PICK_SEED, index, requests),
+            Books::Cycle { .. } => Picker::cycle(index, users, requests),
+            Books::None | Books::One(_) => Picker::Fixed(0),
         }
     }
 
     /// The HTTP workload against `host` (the `Host` header).
     pub fn workload(self, host: &str) -> ScenarioLoad {
         let ids = self.book_ids();
-        let (requests, markers): (Vec<Vec<u8>>, Vec<Vec<u8>>) = if self.writes() {
-            ids.iter()
+        let (requests, markers): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match self.spec().request {
+            Request::Checkout => ids
+                .iter()
                 .map(|&id| {
                     let body = checkout_body(id);
                     let request = format!(
-                        "POST /api/checkouts HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        routes::CHECKOUTS,
                         body.len()
                     );
                     (request.into_bytes(), format!("\"bookId\":{id},").into_bytes())
                 })
-                .unzip()
-        } else if self == Scenario::BookById {
-            ids.iter()
+                .unzip(),
+            Request::BookById => ids
+                .iter()
                 .map(|&id| {
-                    let request = format!("GET /api/books/{id} HTTP/1.1\r\nHost: {host}\r\n\r\n");
+                    let request = format!(
+                        "GET {}{id} HTTP/1.1\r\nHost: {host}\r\n\r\n",
+                        routes::BOOK_BY_ID_PREFIX
+                    );
                     (request.into_bytes(), format!("{{\"id\":{id},\"isbn\":").into_bytes())
                 })
-                .unzip()
-        } else {
-            (
-                vec![format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", self.path()).into_bytes()],
+                .unzip(),
+            Request::Get { .. } => (
+                vec![format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", self.target()).into_bytes()],
                 vec![Vec::new()],
-            )
+            ),
         };
         ScenarioLoad { scenario: self, ids, requests, markers }
     }
 
     /// The same work on the store, no HTTP (the database ceiling).
     pub async fn call_store<S: Store>(self, store: &S, book_id: Option<i64>) -> Outcome {
-        let result = match self {
-            Scenario::Health | Scenario::SmallJson => return Outcome::Ok,
-            Scenario::LargeJson => store.large_items(200).await.map(drop),
-            Scenario::BookById => store.book(book_id.unwrap_or(1)).await.map(drop),
-            Scenario::BookList => store.books(50).await.map(drop),
-            Scenario::BookList500 => store.books(500).await.map(drop),
-            Scenario::BookSearch => {
-                store.search_books(&contains_pattern("Book"), 20).await.map(drop)
+        let result = match self.spec().store_call {
+            StoreCall::None => return Outcome::Ok,
+            StoreCall::LargeItems(limit) => store.large_items(limit).await.map(drop),
+            StoreCall::Book => store.book(book_id.unwrap_or(1)).await.map(drop),
+            StoreCall::Books(limit) => store.books(limit).await.map(drop),
+            StoreCall::Search(q, limit) => {
+                store.search_books(&contains_pattern(q), limit).await.map(drop)
             }
-            Scenario::AggregateReport => store.author_inventory(50).await.map(drop),
-            _ => {
+            StoreCall::Inventory(limit) => store.author_inventory(limit).await.map(drop),
+            StoreCall::Checkout => {
                 let order = NewCheckout {
                     book_id: book_id.unwrap_or(FIRST_ORDINARY_BOOK),
                     customer_name: "Benchmark User".into(),
@@ -276,27 +492,27 @@ impl Workload for ScenarioLoad {
     /// Status, JSON content type, and a marker cheap enough for every response.
     fn classify(&self, pick: usize, response: &Response<'_>) -> Outcome {
         let body = response.body;
-        let (expected_status, body_ok) = match self.scenario {
-            Scenario::Health => (200, body == br#"{"status":"UP"}"#),
-            Scenario::SmallJson => (
+        let (expected_status, body_ok) = match self.scenario.spec().answer {
+            Answer::Health => (200, body == br#"{"status":"UP"}"#),
+            Answer::SmallJson => (
                 200,
                 body.starts_with(br#"{"service":""#) && memmem::find(body, b"\"tags\":[").is_some(),
             ),
-            Scenario::LargeJson => (200, memmem::find(body, b"\"itemCount\":200,").is_some()),
-            Scenario::BookById => (200, body.starts_with(&self.markers[pick])),
-            Scenario::BookList => {
-                (200, body.starts_with(br#"[{"id":1,"#) && count(body, b"{\"id\":") == 50)
+            Answer::LargeJson { items } => {
+                (200, memmem::find(body, format!("\"itemCount\":{items},").as_bytes()).is_some())
             }
-            Scenario::BookList500 => {
-                (200, body.starts_with(br#"[{"id":1,"#) && count(body, b"{\"id\":") == 500)
+            Answer::BookDetail => (200, body.starts_with(&self.markers[pick])),
+            Answer::FirstBooks { items } => {
+                (200, body.starts_with(br#"[{"id":1,"#) && count(body, b"{\"id\":") == items)
             }
-            Scenario::BookSearch => {
-                (200, body.starts_with(br#"[{"id":"#) && count(body, b"{\"id\":") == 20)
+            Answer::Search { items, .. } => {
+                (200, body.starts_with(br#"[{"id":"#) && count(body, b"{\"id\":") == items)
             }
-            Scenario::AggregateReport => {
-                (200, body.starts_with(br#"[{"authorId":"#) && count(body, b"{\"authorId\":") == 50)
-            }
-            _ => {
+            Answer::Inventory { rows } => (
+                200,
+                body.starts_with(br#"[{"authorId":"#) && count(body, b"{\"authorId\":") == rows,
+            ),
+            Answer::Checkout => {
                 if response.status == 409 {
                     return if is_json(response)
                         && memmem::find(body, br#""error":"out_of_stock""#).is_some()
@@ -338,21 +554,24 @@ pub fn validate_response(
     let expect = |wanted: u16| {
         if status == wanted { Ok(()) } else { Err(format!("status {status}, expected {wanted}")) }
     };
-    match scenario {
-        Scenario::Health => expect(200).and_then(|()| validate::health(body)),
-        Scenario::SmallJson => expect(200).and_then(|()| validate::small_json(body)),
-        Scenario::LargeJson => expect(200).and_then(|()| validate::large_json(body, 200)),
-        Scenario::BookById => {
+    match scenario.spec().answer {
+        Answer::Health => expect(200).and_then(|()| validate::health(body)),
+        Answer::SmallJson => expect(200).and_then(|()| validate::small_json(body)),
+        Answer::LargeJson { items } => expect(200).and_then(|()| validate::large_json(body, items)),
+        Answer::BookDetail => {
             expect(200).and_then(|()| validate::book_detail(body, book_id.unwrap_or(0)))
         }
-        Scenario::BookList => expect(200).and_then(|()| validate::first_books(body, 50)),
-        Scenario::BookList500 => expect(200).and_then(|()| validate::first_books(body, 500)),
-        Scenario::BookSearch => expect(200).and_then(|()| validate::search(body, "Book", 20)),
-        Scenario::AggregateReport => {
-            expect(200).and_then(|()| validate::aggregate_report(body, 50))
+        Answer::FirstBooks { items } => {
+            expect(200).and_then(|()| validate::first_books(body, items))
         }
-        _ if status == 409 => validate::out_of_stock(body),
-        _ => expect(201).and_then(|()| validate::checkout_created(body, book_id.unwrap_or(0))),
+        Answer::Search { q, items } => expect(200).and_then(|()| validate::search(body, q, items)),
+        Answer::Inventory { rows } => {
+            expect(200).and_then(|()| validate::aggregate_report(body, rows))
+        }
+        Answer::Checkout if status == 409 => validate::out_of_stock(body),
+        Answer::Checkout => {
+            expect(201).and_then(|()| validate::checkout_created(body, book_id.unwrap_or(0)))
+        }
     }
 }
 
@@ -366,11 +585,30 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_names_list_the_valid_ones() {
-        for scenario in Scenario::ALL {
+        for &scenario in Scenario::ALL {
             assert_eq!(Scenario::parse(scenario.name()), Ok(scenario));
         }
         let error = Scenario::parse("bookByID").unwrap_err();
         assert!(error.contains("bookById") && error.contains("checkoutSoldOut"), "{error}");
+    }
+
+    #[test]
+    fn the_table_is_consistent_with_itself() {
+        for &scenario in Scenario::ALL {
+            let spec = scenario.spec();
+            // Writes and only writes are checkouts, with their store call and answer.
+            let checkout = spec.request == Request::Checkout;
+            assert_eq!(checkout, spec.writes.is_some(), "{}", spec.name);
+            assert_eq!(checkout, spec.store_call == StoreCall::Checkout, "{}", spec.name);
+            assert_eq!(checkout, spec.answer == Answer::Checkout, "{}", spec.name);
+            // A request about books has books to ask for, and only then.
+            let about_books = matches!(spec.request, Request::BookById | Request::Checkout);
+            assert_eq!(about_books, spec.books != Books::None, "{}", spec.name);
+            assert!(!spec.stresses.is_empty());
+        }
+        let names: std::collections::BTreeSet<&str> =
+            Scenario::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(names.len(), Scenario::ALL.len(), "names are unique");
     }
 
     #[test]
@@ -395,6 +633,13 @@ mod tests {
             .unwrap();
         assert_eq!(declared, text.split("\r\n\r\n").nth(1).unwrap().len());
         assert_eq!(Scenario::CheckoutSoldOut.workload("h").book_id(0), Some(2));
+        let list = Scenario::BookList500.workload("h");
+        assert_eq!(list.request(0), b"GET /api/books?limit=500 HTTP/1.1\r\nHost: h\r\n\r\n");
+        assert_eq!(Scenario::BookSearch.target(), "/api/books/search?q=Book&limit=20");
+        assert_eq!(
+            (Scenario::BookById.method(), Scenario::BookById.target().as_str()),
+            ("GET", "/api/books/{id}")
+        );
     }
 
     #[test]

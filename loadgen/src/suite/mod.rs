@@ -98,10 +98,11 @@ pub struct SuiteOptions {
 /// The database of docker-compose.yml, as published on the host (`--compose`).
 pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
 
-/// The five stacks as docker-compose.yml publishes them: 127.0.0.1 and their SPEC §1 ports.
+/// The stacks as docker-compose.yml publishes them: 127.0.0.1 and their SPEC §1 ports.
 pub fn compose_targets() -> Vec<(StackInfo, std::net::SocketAddr)> {
     bookstore_app::stacks::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|stack| {
             (stack, std::net::SocketAddr::from(([127, 0, 0, 1], stack.identity.default_port)))
         })

@@ -115,7 +115,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
         stack.validation
     );
     assert_eq!(stack.cells.len(), 48, "12 scenarios × 2 concurrencies × 2 rounds");
-    for scenario in Scenario::ALL {
+    for &scenario in Scenario::ALL {
         for concurrency in [2, 4] {
             for round in [0, 1] {
                 let cell = stack

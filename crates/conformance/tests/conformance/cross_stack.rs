@@ -179,7 +179,7 @@ async fn every_stack_answers_the_same_requests_identically() {
     let steps = sequence();
     let mut transcripts = Vec::new();
     for stack in stacks::ALL {
-        let app = TestApp::spawn(&stack).await;
+        let app = TestApp::spawn(stack).await;
         let mut transcript = Vec::new();
         for step in &steps {
             let response = step.send(&app.client()).await;

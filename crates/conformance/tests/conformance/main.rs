@@ -13,7 +13,20 @@ use bookstore_conformance::{
 use bookstore_fixture::seed;
 use serde_json::{Value, json};
 
-/// Expands one behaviour into a test per stack. Adding a stack: one line below.
+/// One `#[tokio::test]` per stack of the registry, each `check`ing the stack spawned with
+/// `adjust` (both defined where this expands).
+macro_rules! tests_per_stack {
+    ($(($constant:ident, $krate:ident, $($rest:tt)*),)+) => {
+        $(
+            #[tokio::test]
+            async fn $krate() {
+                check(&TestApp::spawn_with(&stacks::$constant, adjust).await).await
+            }
+        )+
+    };
+}
+
+/// Expands one behaviour into a test per stack of the registry.
 macro_rules! conformance {
     ($name:ident, |$app:ident| $body:block) => {
         conformance!($name, config = |_config| {}, |$app| $body);
@@ -28,26 +41,7 @@ macro_rules! conformance {
 
             async fn check($app: &TestApp) $body
 
-            #[tokio::test]
-            async fn axum_serde_sqlx() {
-                check(&TestApp::spawn_with(&stacks::AXUM_SERDE_SQLX, adjust).await).await
-            }
-            #[tokio::test]
-            async fn axum_serde_diesel() {
-                check(&TestApp::spawn_with(&stacks::AXUM_SERDE_DIESEL, adjust).await).await
-            }
-            #[tokio::test]
-            async fn actix_serde_diesel() {
-                check(&TestApp::spawn_with(&stacks::ACTIX_SERDE_DIESEL, adjust).await).await
-            }
-            #[tokio::test]
-            async fn actix_simd_sqlx() {
-                check(&TestApp::spawn_with(&stacks::ACTIX_SIMD_SQLX, adjust).await).await
-            }
-            #[tokio::test]
-            async fn hyper_sonic_sqlx() {
-                check(&TestApp::spawn_with(&stacks::HYPER_SONIC_SQLX, adjust).await).await
-            }
+            bookstore_app::for_each_stack!(tests_per_stack);
         }
     };
 }

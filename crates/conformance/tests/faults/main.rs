@@ -12,6 +12,19 @@ use std::time::{Duration, Instant};
 use bookstore_conformance::{Client, Session, Stack, TestApp, TestResponse, stacks};
 
 /// Expands one behaviour into a test per stack. Adding a stack: one line below.
+/// One `#[tokio::test]` per stack of the registry, each `check`ing it (defined where this
+/// expands).
+macro_rules! tests_per_stack {
+    ($(($constant:ident, $krate:ident, $($rest:tt)*),)+) => {
+        $(
+            #[tokio::test]
+            async fn $krate() {
+                check(&stacks::$constant).await
+            }
+        )+
+    };
+}
+
 macro_rules! per_stack {
     ($name:ident, |$stack:ident| $body:block) => {
         mod $name {
@@ -20,26 +33,7 @@ macro_rules! per_stack {
 
             async fn check($stack: &Stack) $body
 
-            #[tokio::test]
-            async fn axum_serde_sqlx() {
-                check(&stacks::AXUM_SERDE_SQLX).await
-            }
-            #[tokio::test]
-            async fn axum_serde_diesel() {
-                check(&stacks::AXUM_SERDE_DIESEL).await
-            }
-            #[tokio::test]
-            async fn actix_serde_diesel() {
-                check(&stacks::ACTIX_SERDE_DIESEL).await
-            }
-            #[tokio::test]
-            async fn actix_simd_sqlx() {
-                check(&stacks::ACTIX_SIMD_SQLX).await
-            }
-            #[tokio::test]
-            async fn hyper_sonic_sqlx() {
-                check(&stacks::HYPER_SONIC_SQLX).await
-            }
+            bookstore_app::for_each_stack!(tests_per_stack);
         }
     };
 }

@@ -17,13 +17,16 @@
 //! worker stays free meanwhile. Compared with `axum-serde-diesel` only the framework (and
 //! its hand-off) changes.
 
-use bookstore_app::{Identity, ServerConfig, Shutdown};
-use bookstore_codec::SerdeJson;
-use bookstore_store_diesel::DieselStore;
-use bookstore_web_actix::WebBlock;
+use bookstore_app::stacks::StackInfo;
+use bookstore_app::{ServerConfig, Shutdown};
 
-/// This stack's name, framework and port.
-pub const IDENTITY: Identity = bookstore_app::stacks::ACTIX_SERDE_DIESEL.identity;
+/// Its serializer (small-json's second tag is its `Codec::NAME`).
+pub type Codec = bookstore_codec::SerdeJson;
+/// Its store (small-json's third tag is its `Store::ACCESS`).
+pub type Store = bookstore_store_diesel::DieselStore<bookstore_web_actix::WebBlock>;
+/// Its entry in the registry: name, framework, port.
+pub const STACK: StackInfo = bookstore_app::stacks::ACTIX_SERDE_DIESEL;
+bookstore_app::check_framework!(STACK, bookstore_web_actix::FRAMEWORK);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(
@@ -31,7 +34,5 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    bookstore_web_actix::serve::<DieselStore<WebBlock>, SerdeJson>(
-        IDENTITY, listener, config, shutdown,
-    )
+    bookstore_web_actix::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

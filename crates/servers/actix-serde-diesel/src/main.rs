@@ -3,6 +3,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let stack = bookstore_app::stacks::ACTIX_SERDE_DIESEL;
+    let stack = actix_serde_diesel::STACK;
     bookstore_app::cli::main(stack.identity, stack.db_calls, actix_serde_diesel::serve)
 }

@@ -16,12 +16,16 @@
 //! share one pool across actix workers, and part of what this stack measures. JSON is
 //! read and written with simd-json (AVX2).
 
-use bookstore_app::{Identity, ServerConfig, Shutdown};
-use bookstore_codec::SimdJson;
-use bookstore_store_sqlx::SqlxStore;
+use bookstore_app::stacks::StackInfo;
+use bookstore_app::{ServerConfig, Shutdown};
 
-/// This stack's name, framework and port.
-pub const IDENTITY: Identity = bookstore_app::stacks::ACTIX_SIMD_SQLX.identity;
+/// Its serializer (small-json's second tag is its `Codec::NAME`).
+pub type Codec = bookstore_codec::SimdJson;
+/// Its store (small-json's third tag is its `Store::ACCESS`).
+pub type Store = bookstore_store_sqlx::SqlxStore;
+/// Its entry in the registry: name, framework, port.
+pub const STACK: StackInfo = bookstore_app::stacks::ACTIX_SIMD_SQLX;
+bookstore_app::check_framework!(STACK, bookstore_web_actix::FRAMEWORK);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(
@@ -29,5 +33,5 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    bookstore_web_actix::serve::<SqlxStore, SimdJson>(IDENTITY, listener, config, shutdown)
+    bookstore_web_actix::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

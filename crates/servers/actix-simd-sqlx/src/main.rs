@@ -3,6 +3,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let stack = bookstore_app::stacks::ACTIX_SIMD_SQLX;
+    let stack = actix_simd_sqlx::STACK;
     bookstore_app::cli::main(stack.identity, stack.db_calls, actix_simd_sqlx::serve)
 }

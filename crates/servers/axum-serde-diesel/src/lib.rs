@@ -18,12 +18,16 @@
 //! waking a blocking thread and waking the worker again — is the cost this stack adds over
 //! `axum-serde-sqlx`, the only thing the pair changes.
 
-use bookstore_app::{Identity, ServerConfig, Shutdown};
-use bookstore_codec::SerdeJson;
-use bookstore_store_diesel::{DieselStore, SpawnBlocking};
+use bookstore_app::stacks::StackInfo;
+use bookstore_app::{ServerConfig, Shutdown};
 
-/// This stack's name, framework and port.
-pub const IDENTITY: Identity = bookstore_app::stacks::AXUM_SERDE_DIESEL.identity;
+/// Its serializer (small-json's second tag is its `Codec::NAME`).
+pub type Codec = bookstore_codec::SerdeJson;
+/// Its store (small-json's third tag is its `Store::ACCESS`).
+pub type Store = bookstore_store_diesel::DieselStore<bookstore_store_diesel::SpawnBlocking>;
+/// Its entry in the registry: name, framework, port.
+pub const STACK: StackInfo = bookstore_app::stacks::AXUM_SERDE_DIESEL;
+bookstore_app::check_framework!(STACK, bookstore_web_axum::FRAMEWORK);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(
@@ -31,7 +35,5 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    bookstore_web_axum::serve::<DieselStore<SpawnBlocking>, SerdeJson>(
-        IDENTITY, listener, config, shutdown,
-    )
+    bookstore_web_axum::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

@@ -13,12 +13,16 @@
 //! JSON and the database driver. Nothing blocks, so there is no blocking pool to hand off
 //! to; a request waiting for PostgreSQL costs a parked task, not a thread.
 
-use bookstore_app::{Identity, ServerConfig, Shutdown};
-use bookstore_codec::SerdeJson;
-use bookstore_store_sqlx::SqlxStore;
+use bookstore_app::stacks::StackInfo;
+use bookstore_app::{ServerConfig, Shutdown};
 
-/// This stack's name, framework and port.
-pub const IDENTITY: Identity = bookstore_app::stacks::AXUM_SERDE_SQLX.identity;
+/// Its serializer (small-json's second tag is its `Codec::NAME`).
+pub type Codec = bookstore_codec::SerdeJson;
+/// Its store (small-json's third tag is its `Store::ACCESS`).
+pub type Store = bookstore_store_sqlx::SqlxStore;
+/// Its entry in the registry: name, framework, port.
+pub const STACK: StackInfo = bookstore_app::stacks::AXUM_SERDE_SQLX;
+bookstore_app::check_framework!(STACK, bookstore_web_axum::FRAMEWORK);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(
@@ -26,5 +30,5 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    bookstore_web_axum::serve::<SqlxStore, SerdeJson>(IDENTITY, listener, config, shutdown)
+    bookstore_web_axum::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

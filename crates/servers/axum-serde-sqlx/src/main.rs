@@ -3,6 +3,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let stack = bookstore_app::stacks::AXUM_SERDE_SQLX;
+    let stack = axum_serde_sqlx::STACK;
     bookstore_app::cli::main(stack.identity, stack.db_calls, axum_serde_sqlx::serve)
 }

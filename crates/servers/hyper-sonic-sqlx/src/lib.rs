@@ -15,12 +15,16 @@
 //! read and written with sonic-rs, whose SIMD paths are compiled in by the workspace's
 //! target features (`.cargo/config.toml`).
 
-use bookstore_app::{Identity, ServerConfig, Shutdown};
-use bookstore_codec::SonicRs;
-use bookstore_store_sqlx::SqlxStore;
+use bookstore_app::stacks::StackInfo;
+use bookstore_app::{ServerConfig, Shutdown};
 
-/// This stack's name, framework and port.
-pub const IDENTITY: Identity = bookstore_app::stacks::HYPER_SONIC_SQLX.identity;
+/// Its serializer (small-json's second tag is its `Codec::NAME`).
+pub type Codec = bookstore_codec::SonicRs;
+/// Its store (small-json's third tag is its `Store::ACCESS`).
+pub type Store = bookstore_store_sqlx::SqlxStore;
+/// Its entry in the registry: name, framework, port.
+pub const STACK: StackInfo = bookstore_app::stacks::HYPER_SONIC_SQLX;
+bookstore_app::check_framework!(STACK, bookstore_web_hyper::FRAMEWORK);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(
@@ -28,5 +32,5 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    bookstore_web_hyper::serve::<SqlxStore, SonicRs>(IDENTITY, listener, config, shutdown)
+    bookstore_web_hyper::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

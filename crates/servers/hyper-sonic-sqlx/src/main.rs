@@ -3,6 +3,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let stack = bookstore_app::stacks::HYPER_SONIC_SQLX;
+    let stack = hyper_sonic_sqlx::STACK;
     bookstore_app::cli::main(stack.identity, stack.db_calls, hyper_sonic_sqlx::serve)
 }
