@@ -2,7 +2,6 @@
 //!
 //! - [`engine`]: the HTTP/1.1 load client (closed or open loop, exact windows).
 //! - [`http`]: `loadgen http --url …`, one GET URL, for calibration.
-//! - [`environment`]: what the numbers were measured on.
 //! - [`scenario`]: the twelve scenarios of SPEC §4, their requests and checks.
 //! - [`validate`]: full contract checks of response bodies.
 //! - [`results`]: the versioned results document every report is rendered from.
@@ -13,12 +12,10 @@
 //! - [`report`]: the HTML summary of a results file.
 //! - [`progress`]: what the suite is doing, on a terminal or in a log.
 //! - [`procfs`]: CPU time and memory of processes.
-//! - [`signal`]: Ctrl-C that stops a run after its current cell, keeping what was measured.
 //!
 //! The binary's `--help` lists the commands; the README shows the main one.
 
 pub mod engine;
-pub mod environment;
 pub mod http;
 pub mod merge;
 pub mod outcome;
@@ -27,7 +24,6 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod scenario;
-pub mod signal;
 pub mod suite;
 pub mod validate;
 pub mod warnings;

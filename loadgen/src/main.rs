@@ -297,7 +297,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     if duration.is_zero() {
         anyhow::bail!("--duration must be longer than zero");
     }
-    let id = loadgen::environment::file_stamp();
+    let id = bookstore_report::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => {
             Some(loadgen::suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
@@ -335,7 +335,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
-    let stop = loadgen::signal::stop_on_signal(
+    let stop = bookstore_report::signal::stop_on_signal(
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
@@ -367,7 +367,7 @@ fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     if let Some(page) = &args.report {
         report(std::slice::from_ref(&args.output), page)?;
     }
-    eprintln!("loadgen: {} shards merged into {}", merged.run.shards.len(), args.output.display());
+    eprintln!("loadgen: {} shards merged into {}", merged.shards.len(), args.output.display());
     Ok(())
 }
 

@@ -31,7 +31,7 @@ pub fn merge(mut parts: Vec<RunResults>, id: &str) -> Result<RunResults, String>
         .collect::<Option<Vec<_>>>()
         .and_then(|ends| ends.into_iter().max());
     merged.run.status = worst_status(parts.iter().map(|p| p.run.status.as_str()));
-    merged.run.shards = parts.iter().flat_map(|p| p.run.shards.clone()).collect();
+    merged.shards = parts.iter().flat_map(|p| p.shards.clone()).collect();
     merged.warnings = Vec::new();
     for part in &parts {
         for warning in &part.warnings {
@@ -52,7 +52,7 @@ pub fn merge(mut parts: Vec<RunResults>, id: &str) -> Result<RunResults, String>
 
 /// Sorts the parts by shard and checks they are one run's N shards.
 fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
-    let shard_of = |part: &RunResults| match part.run.shards.as_slice() {
+    let shard_of = |part: &RunResults| match part.shards.as_slice() {
         [shard] => Ok(shard.clone()),
         [] => Err(format!("{} is not a shard's results (no --shard)", part.run.id)),
         _ => Err(format!("{} is already merged", part.run.id)),
@@ -60,14 +60,14 @@ fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
     for part in parts.iter() {
         shard_of(part)?;
     }
-    parts.sort_by_key(|part| part.run.shards[0].index);
+    parts.sort_by_key(|part| part.shards[0].index);
     let first = shard_of(parts.first().ok_or("nothing to merge")?)?;
-    let indexes: Vec<u32> = parts.iter().map(|p| p.run.shards[0].index).collect();
+    let indexes: Vec<u32> = parts.iter().map(|p| p.shards[0].index).collect();
     if indexes != (1..=first.count).collect::<Vec<_>>() {
         return Err(format!("expected shards 1 to {} once each, got {indexes:?}", first.count));
     }
     for part in &parts[1..] {
-        let shard = &part.run.shards[0];
+        let shard = &part.shards[0];
         if shard.count != first.count || shard.start_at_unix_seconds != first.start_at_unix_seconds
         {
             return Err(format!(
@@ -109,7 +109,7 @@ fn merge_stack(parts: &[RunResults], name: &str) -> Result<StackResults, String>
     let entries: Vec<(u32, &StackResults)> = parts
         .iter()
         .map(|part| {
-            let index = part.run.shards[0].index;
+            let index = part.shards[0].index;
             part.stacks
                 .iter()
                 .find(|s| s.name == name)
@@ -325,17 +325,19 @@ mod tests {
                 started_at: format!("2026-11-30T10:00:0{index}Z"),
                 finished_at: Some(format!("2026-11-30T10:05:0{index}Z")),
                 status: "complete".into(),
+                failure: None,
                 command_line: vec![],
-                shards: vec![ShardInfo {
-                    index,
-                    count,
-                    start_at_unix_seconds: 1_000,
-                    hostname: Some(format!("host{index}")),
-                    cpu_model: None,
-                    cpu_count: 2,
-                    run_id: format!("run-shard{index}of{count}"),
-                }],
+                wall_seconds: None,
             },
+            shards: vec![ShardInfo {
+                index,
+                count,
+                start_at_unix_seconds: 1_000,
+                hostname: Some(format!("host{index}")),
+                cpu_model: None,
+                cpu_count: 2,
+                run_id: format!("run-shard{index}of{count}"),
+            }],
             environment: Environment::default(),
             settings: Settings {
                 stacks: vec!["axum-serde-sqlx".into()],
@@ -436,7 +438,7 @@ mod tests {
         assert_eq!(audit.acknowledged_checkouts, 7);
         assert!(audit.passed, "{:?}", audit.failures);
 
-        assert_eq!(merged.run.shards.len(), 2);
+        assert_eq!(merged.shards.len(), 2);
         assert_eq!(merged.run.started_at, "2026-11-30T10:00:01Z");
         assert_eq!(merged.run.finished_at.as_deref(), Some("2026-11-30T10:05:02Z"));
         assert!(merged.warnings.is_empty(), "the shard_only warnings go: {:?}", merged.warnings);
@@ -481,13 +483,13 @@ mod tests {
         assert!(refused(vec![one()]).contains("expected shards 1 to 2"));
         assert!(refused(vec![one(), one()]).contains("got [1, 1]"));
         let mut other_start = two();
-        other_start.run.shards[0].start_at_unix_seconds += 60;
+        other_start.shards[0].start_at_unix_seconds += 60;
         assert!(refused(vec![one(), other_start]).contains("not the same run"));
         let mut other_window = two();
         other_window.settings.window_seconds = 3.0;
         assert!(refused(vec![one(), other_window]).contains("different settings"));
         let mut unsharded = two();
-        unsharded.run.shards.clear();
+        unsharded.shards.clear();
         assert!(refused(vec![one(), unsharded]).contains("no --shard"));
         let merged = merge(vec![one(), two()], "m").unwrap();
         assert!(refused(vec![merged, two()]).contains("already merged"));

@@ -16,6 +16,9 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
+pub use bookstore_report::{Environment, LatencySummary, RunInfo};
+use bookstore_report::{read_document, write_document};
+
 use crate::engine::{ErrorKind, LoadReport, PhaseCounts};
 use crate::warnings::Warning;
 
@@ -36,6 +39,10 @@ pub struct RunResults {
     pub schema_version: u32,
     /// When and how the run went.
     pub run: RunInfo,
+    /// Clients on several hosts sharing the load (`--shard K/N`): in a shard's own file its
+    /// one entry; in a file written by `loadgen merge`, every shard merged. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardInfo>,
     /// The machine and software the numbers come from.
     pub environment: Environment,
     /// Every setting of the run.
@@ -46,26 +53,6 @@ pub struct RunResults {
     pub stacks: Vec<StackResults>,
     /// Warnings about the run as a whole.
     pub warnings: Vec<Warning>,
-}
-
-/// When and how a run went.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RunInfo {
-    /// Unique name of the run (also the file name).
-    pub id: String,
-    /// RFC 3339 UTC.
-    pub started_at: String,
-    /// RFC 3339 UTC; `None` while running or after a crash.
-    pub finished_at: Option<String>,
-    /// `running`, `complete`, `interrupted` (Ctrl-C) or `failed` (the suite itself failed).
-    pub status: String,
-    /// The command line, as given.
-    pub command_line: Vec<String>,
-    /// Clients on several hosts sharing the load (`--shard K/N`): in a shard's own file its
-    /// one entry; in a file written by `loadgen merge`, every shard merged. Absent otherwise.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub shards: Vec<ShardInfo>,
 }
 
 /// One client of a load shared by several hosts.
@@ -86,36 +73,6 @@ pub struct ShardInfo {
     pub cpu_count: usize,
     /// The shard's results file id (`run.id`).
     pub run_id: String,
-}
-
-/// The machine and software the numbers come from.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Environment {
-    /// `git rev-parse HEAD` of the workspace, if known.
-    pub git_commit: Option<String>,
-    /// Uncommitted changes when the run started.
-    pub git_dirty: Option<bool>,
-    /// `rustc --version`.
-    pub rustc: Option<String>,
-    /// The CPU model from /proc/cpuinfo.
-    pub cpu_model: Option<String>,
-    /// Logical CPUs available.
-    pub cpu_count: usize,
-    /// `uname -sr`.
-    pub kernel: Option<String>,
-    /// Physical memory.
-    pub memory_bytes: Option<u64>,
-    /// The PostgreSQL server version string.
-    pub postgres_version: Option<String>,
-    /// Server settings that matter for the numbers (fsync, shared_buffers, …).
-    pub postgres_settings: BTreeMap<String, String>,
-    /// Code-generation flags the binaries were built with (`.cargo/config.toml`).
-    pub rustflags: Option<String>,
-    /// Release profile of the workspace.
-    pub release_profile: String,
-    /// Version of this load generator.
-    pub loadgen_version: String,
 }
 
 /// Every setting of a run.
@@ -352,41 +309,6 @@ impl Counts {
     }
 }
 
-/// Percentiles of a latency histogram, µs.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LatencySummary {
-    /// Samples.
-    pub count: u64,
-    /// Mean.
-    pub mean_us: f64,
-    /// Median.
-    pub p50_us: u64,
-    /// 90th percentile.
-    pub p90_us: u64,
-    /// 99th percentile.
-    pub p99_us: u64,
-    /// 99.9th percentile.
-    pub p999_us: u64,
-    /// Largest.
-    pub max_us: u64,
-}
-
-impl LatencySummary {
-    /// The summary of `histogram`, `None` when empty.
-    pub fn of(histogram: &Histogram<u64>) -> Option<Self> {
-        (!histogram.is_empty()).then(|| Self {
-            count: histogram.len(),
-            mean_us: histogram.mean(),
-            p50_us: histogram.value_at_quantile(0.5),
-            p90_us: histogram.value_at_quantile(0.9),
-            p99_us: histogram.value_at_quantile(0.99),
-            p999_us: histogram.value_at_quantile(0.999),
-            max_us: histogram.max(),
-        })
-    }
-}
-
 /// One second of the window.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -552,41 +474,6 @@ impl RunResults {
     }
 }
 
-/// Writes a results document to `path` atomically (temporary file, then rename), so a
-/// reader or a crash never sees half a file.
-pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Result<()> {
-    let temporary = path.with_extension("json.tmp");
-    let text = serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?;
-    std::fs::write(&temporary, text)?;
-    std::fs::rename(&temporary, path)
-}
-
-/// Reads the document at `path`, refusing it unless its `schema` is `schema` (`what` names
-/// it in the error) and its `schema_version` is `version`.
-pub fn read_document<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    schema: &str,
-    version: u32,
-    what: &str,
-) -> anyhow::Result<T> {
-    let text =
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let probe: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
-    if probe["schema"] != schema {
-        anyhow::bail!("{} is not {what} (schema {})", path.display(), probe["schema"]);
-    }
-    if probe["schema_version"] != version {
-        anyhow::bail!(
-            "{} has schema version {}, this version reads {version}",
-            path.display(),
-            probe["schema_version"]
-        );
-    }
-    serde_json::from_slice(&text)
-        .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,39 +492,6 @@ mod tests {
         assert_eq!(encode_histogram(&Histogram::<u64>::new(3).unwrap()), "");
         assert!(decode_histogram("").unwrap().is_empty());
     }
-
-    #[test]
-    fn percentiles_are_read_from_the_histogram() {
-        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
-        for value in 1..=1000 {
-            histogram.record(value).unwrap();
-        }
-        let summary = LatencySummary::of(&histogram).unwrap();
-        assert_eq!((summary.count, summary.p50_us, summary.max_us), (1000, 500, 1000));
-        assert!(summary.p99_us >= 990 && summary.p999_us >= 999);
-        assert!(LatencySummary::of(&Histogram::<u64>::new(3).unwrap()).is_none());
-    }
-}
-
-/// The field names of `document` (every key, nested ones and array elements' too) that
-/// `documentation` does not name in backticks: for the tests that keep a results format's
-/// documentation complete (RESULTS.md here, DBBENCH.md for dbbench).
-pub fn undocumented_fields(document: &impl Serialize, documentation: &str) -> Vec<String> {
-    fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
-        match value {
-            serde_json::Value::Object(map) => {
-                for (key, value) in map {
-                    out.insert(key.clone());
-                    keys(value, out);
-                }
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, out)),
-            _ => {}
-        }
-    }
-    let mut found = std::collections::BTreeSet::new();
-    keys(&serde_json::to_value(document).expect("a results document serializes"), &mut found);
-    found.into_iter().filter(|key| !documentation.contains(&format!("`{key}`"))).collect()
 }
 
 #[cfg(test)]
@@ -705,17 +559,19 @@ mod documentation {
                 started_at: String::new(),
                 finished_at: None,
                 status: String::new(),
+                failure: Some(String::new()),
                 command_line: vec![],
-                shards: vec![ShardInfo {
-                    index: 1,
-                    count: 2,
-                    start_at_unix_seconds: 0,
-                    hostname: None,
-                    cpu_model: None,
-                    cpu_count: 1,
-                    run_id: String::new(),
-                }],
+                wall_seconds: Some(0.0),
             },
+            shards: vec![ShardInfo {
+                index: 1,
+                count: 2,
+                start_at_unix_seconds: 0,
+                hostname: None,
+                cpu_model: None,
+                cpu_count: 1,
+                run_id: String::new(),
+            }],
             environment: Environment::default(),
             settings: Settings {
                 stacks: vec![],
@@ -753,7 +609,7 @@ mod documentation {
             warnings: vec![WarningKind::StoppedEarly.into()],
         };
         let undocumented: Vec<String> =
-            undocumented_fields(&results, include_str!("../RESULTS.md"))
+            bookstore_report::undocumented_fields(&results, include_str!("../RESULTS.md"))
                 .into_iter()
                 // Status codes and error kinds are map keys, documented as lists.
                 .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))

@@ -1,13 +1,13 @@
 //! Deterministic data: a small generator, and the rows the bulk strategies insert.
 
-/// Deterministic keys and values: the load generator's SplitMix64.
+/// Deterministic keys and values: the workspace's SplitMix64.
 #[derive(Debug, Clone)]
-pub struct Rng(loadgen::engine::picker::SplitMix64);
+pub struct Rng(bookstore_fixture::random::SplitMix64);
 
 impl Rng {
     /// A generator started from `seed`.
     pub fn new(seed: u64) -> Self {
-        Self(loadgen::engine::picker::SplitMix64::new(seed))
+        Self(bookstore_fixture::random::SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.

@@ -81,7 +81,7 @@ fn main() -> ExitCode {
 }
 
 fn run_command(args: RunArgs) -> anyhow::Result<()> {
-    let id = loadgen::environment::file_stamp();
+    let id = bookstore_report::environment::file_stamp();
     let output =
         args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/dbbench-{id}.json")));
     let sections = if args.sections.is_empty() {
@@ -104,7 +104,7 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
         output: output.clone(),
         workspace: std::env::current_dir()?,
         command_line: std::env::args().collect(),
-        stop: loadgen::signal::stop_on_signal(
+        stop: bookstore_report::signal::stop_on_signal(
             "dbbench",
             "stopping after this cell; results so far are kept",
         ),
@@ -114,7 +114,7 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
     eprintln!(
         "dbbench: {} in {:.0} s; results {}, page {}",
         results.run.status,
-        results.run.wall_seconds,
+        results.run.wall_seconds.unwrap_or_default(),
         output.display(),
         args.report.display()
     );

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use bookstore_report::charts::{self, BarValue, Legend, PALETTE};
 use bookstore_stats::{FALSE_DISCOVERY_RATE, Group, LogRatio, Summary, family};
-use loadgen::report::charts::{self, BarValue, Legend, PALETTE};
 use serde::Serialize;
 
 use crate::bulk::{Library, Strategy};
@@ -51,7 +51,7 @@ impl Cell {
 #[derive(Debug, Serialize)]
 struct Page {
     title: String,
-    run: crate::results::RunInfo,
+    run: bookstore_report::RunInfo,
     quick: bool,
     legend: Vec<Legend>,
     findings: Vec<String>,
@@ -881,7 +881,7 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
             ),
             ("database".into(), s.database.clone()),
             ("command".into(), results.run.command_line.join(" ")),
-            ("wall time".into(), format!("{:.0} s", results.run.wall_seconds)),
+            ("wall time".into(), results.run.wall_seconds.map_or("–".into(), |s| format!("{s:.0} s"))),
         ],
         environment: vec![
             ("CPU".into(), format!("{} × {}", e.cpu_count, e.cpu_model.clone().unwrap_or_default())),
@@ -924,6 +924,6 @@ pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
         .collect(),
         skipped: results.skipped.clone(),
     };
-    let environment = loadgen::report::page_environment("db-microbench.html", TEMPLATE)?;
+    let environment = bookstore_report::page_environment("db-microbench.html", TEMPLATE)?;
     Ok(environment.get_template("db-microbench.html")?.render(minijinja::value::Serde(&page))?)
 }

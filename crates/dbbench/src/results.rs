@@ -9,7 +9,7 @@ use crate::crud::{Measured, Op};
 use crate::measure::Access;
 use crate::targets::Database;
 use crate::tasks::{Outcome, Variant};
-use loadgen::results::{Environment, LatencySummary};
+use bookstore_report::{Environment, LatencySummary, RunInfo};
 
 /// Identifies the document.
 pub const SCHEMA: &str = "bookstore-bench/dbbench";
@@ -55,26 +55,6 @@ pub struct DatabaseInfo {
     pub version: String,
     /// The settings that matter for writes (durability above all), by name.
     pub settings: std::collections::BTreeMap<String, String>,
-}
-
-/// When and how a run went.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RunInfo {
-    /// The file name without `.json`.
-    pub id: String,
-    /// RFC 3339 UTC.
-    pub started_at: String,
-    /// RFC 3339 UTC; `None` while running.
-    pub finished_at: Option<String>,
-    /// `running`, `complete` or `failed`.
-    pub status: String,
-    /// What stopped a failed run.
-    pub failure: Option<String>,
-    /// The command, as given.
-    pub command_line: Vec<String>,
-    /// Wall time of the whole run.
-    pub wall_seconds: f64,
 }
 
 /// What was swept.
@@ -312,12 +292,12 @@ impl TasksCell {
 impl DbBenchResults {
     /// Writes the document atomically.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        loadgen::results::write_document(self, path)
+        bookstore_report::write_document(self, path)
     }
 
     /// Reads a document, refusing other schemas and versions.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        loadgen::results::read_document(path, SCHEMA, SCHEMA_VERSION, "a dbbench results file")
+        bookstore_report::read_document(path, SCHEMA, SCHEMA_VERSION, "a dbbench results file")
     }
 }
 
@@ -349,9 +329,9 @@ mod documentation {
                 started_at: String::new(),
                 finished_at: None,
                 status: String::new(),
-                failure: None,
+                failure: Some(String::new()),
                 command_line: vec![],
-                wall_seconds: 0.0,
+                wall_seconds: Some(0.0),
             },
             environment,
             databases: vec![DatabaseInfo {
@@ -388,7 +368,7 @@ mod documentation {
         };
         let documentation = include_str!("../DBBENCH.md");
         let undocumented: Vec<String> =
-            loadgen::results::undocumented_fields(&results, documentation)
+            bookstore_report::undocumented_fields(&results, documentation)
                 .into_iter()
                 // Server settings' names, listed by the suite's doc and the databases' modules.
                 .filter(|key| key != "fsync" && key != "synchronous")

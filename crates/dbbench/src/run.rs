@@ -13,10 +13,11 @@ use sqlx::{Connection, Executor};
 use crate::bulk::{Library, Strategy};
 use crate::crud::{self, Op, Pools, Population, Timing};
 use crate::measure::Access;
-use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, RunInfo, Settings, TasksCell};
+use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, Settings, TasksCell};
 use crate::targets::{self, Database, Target};
 use crate::tasks::{self, Variant};
 use crate::{batch, data, schema};
+use bookstore_report::RunInfo;
 
 /// The four parts of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -152,7 +153,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     let postgres = runtime.block_on(async {
         let mut conn = sqlx::PgConnection::connect(&url).await?;
         schema::install(&mut conn).await?;
-        let described = loadgen::environment::describe_postgres(&mut conn).await;
+        let described = bookstore_report::environment::describe_postgres(&mut conn).await;
         conn.close().await?;
         anyhow::Ok(described)
     })?;
@@ -164,7 +165,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
         schema_version: crate::results::SCHEMA_VERSION,
         run: RunInfo {
             id,
-            started_at: loadgen::environment::now_rfc3339(),
+            started_at: bookstore_report::environment::now_rfc3339(),
             finished_at: None,
             status: "running".into(),
             failure: None,
@@ -173,9 +174,9 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
                 .iter()
                 .map(|arg| bookstore_domain::store::redact_credentials(arg).into_owned())
                 .collect(),
-            wall_seconds: 0.0,
+            wall_seconds: None,
         },
-        environment: loadgen::environment::capture(&options.workspace, postgres),
+        environment: bookstore_report::environment::capture(&options.workspace, postgres),
         databases: Vec::new(),
         settings,
         crud: Vec::new(),
@@ -284,8 +285,8 @@ impl Run<'_> {
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {
-        self.results.run.finished_at = Some(loadgen::environment::now_rfc3339());
-        self.results.run.wall_seconds = self.started.elapsed().as_secs_f64();
+        self.results.run.finished_at = Some(bookstore_report::environment::now_rfc3339());
+        self.results.run.wall_seconds = Some(self.started.elapsed().as_secs_f64());
         self.save()
     }
 

@@ -1,6 +1,8 @@
 //! Which pre-built request a connection sends next (SPEC §4: fixed, uniform random from a
 //! seeded generator, or cycling in order).
 
+use bookstore_fixture::random::SplitMix64;
+
 /// The next request index of one connection.
 #[derive(Debug, Clone)]
 pub enum Picker {
@@ -51,33 +53,6 @@ impl Picker {
                 pick
             }
         }
-    }
-}
-
-/// SplitMix64: tiny, fast and good enough to spread ids; fixed by its seed.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator at `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// The next 64 random bits.
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (Lemire's multiply-shift; the bias is below 2^-40 for our sizes).
-    #[inline]
-    pub fn below(&mut self, bound: usize) -> usize {
-        ((u128::from(self.next_u64()) * bound as u128) >> 64) as usize
     }
 }
 

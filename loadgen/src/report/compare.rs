@@ -20,11 +20,11 @@ use bookstore_stats::{
 use minijinja::Environment;
 use serde::Serialize;
 
-use super::charts;
 use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
 use super::{ComparisonText, rate_text};
 use crate::results::RunResults;
+use bookstore_report::charts;
 
 const TEMPLATE: &str = include_str!("../../templates/compare.html");
 

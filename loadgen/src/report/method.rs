@@ -167,16 +167,15 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
         format!(
             "The stacks were started by someone else ({}): their CPU and memory were not measured, and their own settings are whatever they were started with. The environment above is the client's{}.",
             elsewhere.join(", "),
-            if first.run.shards.len() > 1 {
+            if first.shards.len() > 1 {
                 " — shard 1's; each client host's CPU is in the clients row"
             } else {
                 ""
             }
         )
     };
-    if !first.run.shards.is_empty() {
+    if !first.shards.is_empty() {
         let hosts: Vec<String> = first
-            .run
             .shards
             .iter()
             .map(|s| {

@@ -11,7 +11,6 @@
 //! from [`verdicts`], one method for all of them.
 
 mod axes;
-pub mod charts;
 pub mod compare;
 mod dataset;
 mod efficiency;
@@ -21,34 +20,15 @@ mod method;
 mod scenarios;
 mod verdicts;
 
-use minijinja::Environment;
 use serde::Serialize;
 
+use bookstore_report::charts::{self, CEILING_COLOUR, PALETTE};
+use bookstore_report::page_environment;
+
 use crate::results::RunResults;
-use charts::{CEILING_COLOUR, PALETTE};
 use dataset::Dataset;
 
 const SUMMARY_TEMPLATE: &str = include_str!("../../templates/summary.html");
-/// The SVG chart macros (`{% import "charts.html" as charts %}`), for pages in this style.
-pub const CHARTS_TEMPLATE: &str = include_str!("../../templates/charts.html");
-/// The pages' style sheet (`{% include "style.html" %}` inside `<head>`).
-pub const STYLE_TEMPLATE: &str = include_str!("../../templates/style.html");
-/// The pages' shell: head, style, `<h1>{{ title }}</h1>`, then the page's `body` block.
-const PAGE_TEMPLATE: &str = include_str!("../../templates/page.html");
-
-/// A template environment for a page in this style: `{% extends "page.html" %}`, with
-/// `charts.html` to import; the page's own template is added as `name`.
-pub fn page_environment(
-    name: &'static str,
-    template: &'static str,
-) -> Result<Environment<'static>, minijinja::Error> {
-    let mut environment = Environment::new();
-    environment.add_template("charts.html", CHARTS_TEMPLATE)?;
-    environment.add_template("style.html", STYLE_TEMPLATE)?;
-    environment.add_template("page.html", PAGE_TEMPLATE)?;
-    environment.add_template(name, template)?;
-    Ok(environment)
-}
 
 /// A rate as text: median, and the range over the rounds.
 pub(crate) fn rate_text(summary: &bookstore_stats::Summary) -> String {

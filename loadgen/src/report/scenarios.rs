@@ -4,11 +4,11 @@
 use bookstore_stats::Summary;
 use serde::Serialize;
 
-use super::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
 use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
 use super::{ComparisonText, colour, rate_text};
 use crate::scenario::Scenario;
+use bookstore_report::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct ScenarioSection {

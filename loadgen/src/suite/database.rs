@@ -210,7 +210,7 @@ impl BenchDatabase {
 
     /// `SELECT version()` and the settings that shape the numbers.
     pub(crate) fn describe(&mut self) -> (Option<String>, BTreeMap<String, String>) {
-        self.runtime.block_on(crate::environment::describe_postgres(&mut self.admin))
+        self.runtime.block_on(bookstore_report::environment::describe_postgres(&mut self.admin))
     }
 
     /// `throwaway` (a cluster of this machine's binaries), `container` or `existing`.

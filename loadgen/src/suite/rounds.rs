@@ -19,7 +19,6 @@ use super::sampler::CpuSampler;
 use super::server::{self, ServerProcess};
 use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, parity, probe, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
-use crate::environment::now_rfc3339;
 use crate::progress::Progress;
 use crate::results::{
     Ceilings, Cell, LoadMode, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo,
@@ -27,6 +26,7 @@ use crate::results::{
 };
 use crate::scenario::{self, Scenario};
 use crate::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
+use bookstore_report::environment::now_rfc3339;
 
 /// Who measures in a round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +127,7 @@ impl<'a> Suite<'a> {
         suite.responder = None;
         suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
         suite.results.run.finished_at = Some(now_rfc3339());
+        suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
         suite.save()?;
         Ok(suite.results)
     }
@@ -686,7 +687,8 @@ fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
 
 /// The results document as it starts: environment, settings, no cells yet.
 fn new_results(options: &SuiteOptions, database: &mut database::BenchDatabase) -> RunResults {
-    let environment = crate::environment::capture(&options.workspace, database.describe());
+    let environment =
+        bookstore_report::environment::capture(&options.workspace, database.describe());
     let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
     let shards: Vec<ShardInfo> = options
         .shard
@@ -719,14 +721,16 @@ fn new_results(options: &SuiteOptions, database: &mut database::BenchDatabase) -
             started_at: now_rfc3339(),
             finished_at: None,
             status: "running".into(),
+            failure: None,
             // `--database-url` may carry a password; results are shared.
             command_line: options
                 .command_line
                 .iter()
                 .map(|arg| redact_credentials(arg).into_owned())
                 .collect(),
-            shards,
+            wall_seconds: None,
         },
+        shards,
         environment,
         settings: Settings {
             stacks: options.stacks.iter().map(|s| s.identity.service.to_owned()).collect(),

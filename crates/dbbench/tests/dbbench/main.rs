@@ -12,11 +12,11 @@ use std::time::Duration;
 use bookstore_dbbench::bulk::{Library, Strategy};
 use bookstore_dbbench::crud::{self, Op, Pools, Population, Timing};
 use bookstore_dbbench::measure::Access;
-use bookstore_dbbench::results::RunInfo;
 use bookstore_dbbench::targets::postgres::{self, Postgres};
 use bookstore_dbbench::targets::{self, Database, Target};
 use bookstore_dbbench::{batch, data, run, schema};
 use bookstore_fixture::{ClusterOptions, DbServer, PgCluster};
+use bookstore_report::RunInfo;
 use diesel::Connection as _;
 use sqlx::{Connection, Executor, PgConnection};
 
@@ -371,9 +371,9 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     );
     // The run's wall time to a billionth: serde_json's default float parsing may read a
     // written f64 back one unit in the last place off (one value in ten, tried here).
-    let (read, measured) = (written.run.wall_seconds, results.run.wall_seconds);
+    let (read, measured) = (written.run.wall_seconds.unwrap(), results.run.wall_seconds.unwrap());
     assert!((read - measured).abs() <= 1e-9 * measured, "{read} read back, {measured} measured");
-    assert_eq!(RunInfo { wall_seconds: measured, ..written.run.clone() }, results.run);
+    assert_eq!(RunInfo { wall_seconds: Some(measured), ..written.run.clone() }, results.run);
     let page = bookstore_dbbench::report::render(&written).unwrap();
     for expected in [
         "CRUD microbenchmark",

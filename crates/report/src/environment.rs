@@ -1,11 +1,40 @@
 //! What the numbers were measured on: the machine, the build, the PostgreSQL server.
-//! Shared by the suite and the database microbenchmarks (`dbbench`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::results::Environment;
+use serde::{Deserialize, Serialize};
+
+/// The machine and software the numbers come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Environment {
+    /// `git rev-parse HEAD` of the workspace, if known.
+    pub git_commit: Option<String>,
+    /// Uncommitted changes when the run started.
+    pub git_dirty: Option<bool>,
+    /// `rustc --version`.
+    pub rustc: Option<String>,
+    /// The CPU model from /proc/cpuinfo.
+    pub cpu_model: Option<String>,
+    /// Logical CPUs available.
+    pub cpu_count: usize,
+    /// `uname -sr`.
+    pub kernel: Option<String>,
+    /// Physical memory.
+    pub memory_bytes: Option<u64>,
+    /// The PostgreSQL server version string.
+    pub postgres_version: Option<String>,
+    /// Server settings that matter for the numbers (fsync, shared_buffers, …).
+    pub postgres_settings: BTreeMap<String, String>,
+    /// Code-generation flags the binaries were built with (`.cargo/config.toml`).
+    pub rustflags: Option<String>,
+    /// Release profile of the workspace.
+    pub release_profile: String,
+    /// Version of this load generator.
+    pub loadgen_version: String,
+}
 
 fn run(program: &str, args: &[&str], dir: &Path) -> Option<String> {
     let output = Command::new(program).args(args).current_dir(dir).output().ok()?;

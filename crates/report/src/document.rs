@@ -1,0 +1,85 @@
+//! A results document on disk: written atomically, read back only under its own schema and
+//! a version the reader knows, every field documented; and the run header every document
+//! of this workspace starts with.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// When and how a run went: the head of every results document of the workspace.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    /// Unique name of the run (also the file name).
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC; `None` while running or after a crash.
+    pub finished_at: Option<String>,
+    /// `running`, `complete`, `interrupted` (Ctrl-C) or `failed` (the run itself failed).
+    pub status: String,
+    /// What stopped a `failed` run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The command line, as given (secrets in URLs replaced by `***`).
+    pub command_line: Vec<String>,
+    /// Wall time of the whole run, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_seconds: Option<f64>,
+}
+
+/// Writes a results document to `path` atomically (temporary file, then rename), so a
+/// reader or a crash never sees half a file.
+pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Result<()> {
+    let temporary = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?;
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// Reads the document at `path`, refusing it unless its `schema` is `schema` (`what` names
+/// it in the error) and its `schema_version` is `version`.
+pub fn read_document<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    schema: &str,
+    version: u32,
+    what: &str,
+) -> anyhow::Result<T> {
+    let text =
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let probe: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+    if probe["schema"] != schema {
+        anyhow::bail!("{} is not {what} (schema {})", path.display(), probe["schema"]);
+    }
+    if probe["schema_version"] != version {
+        anyhow::bail!(
+            "{} has schema version {}, this version reads {version}",
+            path.display(),
+            probe["schema_version"]
+        );
+    }
+    serde_json::from_slice(&text)
+        .map_err(|e| anyhow::anyhow!("{} does not match the schema: {e}", path.display()))
+}
+
+/// The field names of `document` (every key, nested ones and array elements' too) that
+/// `documentation` does not name in backticks: for the tests that keep a results format's
+/// documentation complete (RESULTS.md here, DBBENCH.md for dbbench).
+pub fn undocumented_fields(document: &impl Serialize, documentation: &str) -> Vec<String> {
+    fn keys(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, value) in map {
+                    out.insert(key.clone());
+                    keys(value, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|item| keys(item, out)),
+            _ => {}
+        }
+    }
+    let mut found = std::collections::BTreeSet::new();
+    keys(&serde_json::to_value(document).expect("a results document serializes"), &mut found);
+    found.into_iter().filter(|key| !documentation.contains(&format!("`{key}`"))).collect()
+}

@@ -1,0 +1,56 @@
+//! Latency percentiles of an HDR histogram, as the results documents record them.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Percentiles of a latency histogram, µs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LatencySummary {
+    /// Samples.
+    pub count: u64,
+    /// Mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// 99.9th percentile.
+    pub p999_us: u64,
+    /// Largest.
+    pub max_us: u64,
+}
+
+impl LatencySummary {
+    /// The summary of `histogram`, `None` when empty.
+    pub fn of(histogram: &Histogram<u64>) -> Option<Self> {
+        (!histogram.is_empty()).then(|| Self {
+            count: histogram.len(),
+            mean_us: histogram.mean(),
+            p50_us: histogram.value_at_quantile(0.5),
+            p90_us: histogram.value_at_quantile(0.9),
+            p99_us: histogram.value_at_quantile(0.99),
+            p999_us: histogram.value_at_quantile(0.999),
+            max_us: histogram.max(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_read_from_the_histogram() {
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for value in 1..=1000 {
+            histogram.record(value).unwrap();
+        }
+        let summary = LatencySummary::of(&histogram).unwrap();
+        assert_eq!((summary.count, summary.p50_us, summary.max_us), (1000, 500, 1000));
+        assert!(summary.p99_us >= 990 && summary.p999_us >= 999);
+        assert!(LatencySummary::of(&Histogram::<u64>::new(3).unwrap()).is_none());
+    }
+}
