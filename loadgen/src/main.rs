@@ -43,6 +43,11 @@ struct SuiteArgs {
     /// Stacks to measure, comma-separated [default: all five].
     #[arg(long, value_delimiter = ',')]
     stacks: Vec<String>,
+    /// A labelled variant, measured beside the stacks as a party of its own:
+    /// `label=stack --flag value …`, e.g. `actix-1w=actix-serde-diesel --workers 1` (its
+    /// flags replace the suite's of the same name). Repeatable.
+    #[arg(long = "variant", value_name = "LABEL=STACK FLAGS")]
+    variants: Vec<String>,
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',')]
     scenarios: Vec<String>,
@@ -277,6 +282,14 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
             .collect::<Result<_, _>>()
             .map_err(anyhow::Error::msg)?
     };
+    let mut taken: Vec<String> =
+        bookstore_app::stacks::names().into_iter().map(str::to_owned).collect();
+    let mut variants = Vec::new();
+    for spec in &args.variants {
+        let variant = loadgen::suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
+        taken.push(variant.label.clone());
+        variants.push(variant);
+    }
     let scenarios = if args.scenarios.is_empty() {
         loadgen::scenario::Scenario::ALL.to_vec()
     } else {
@@ -311,6 +324,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
     let options = loadgen::suite::SuiteOptions {
         stacks,
+        variants,
         scenarios,
         concurrency: args.concurrency,
         warmup,

@@ -365,6 +365,8 @@ mod tests {
                 failure: None,
                 ready_ms: None,
                 address: Some("10.0.0.5:8081".into()),
+                variant_of: None,
+                args: vec![],
                 validation: vec![Validation {
                     scenario: "checkoutCreate".into(),
                     passed: true,

@@ -31,26 +31,21 @@ pub enum Problem {
     /// Ctrl-C or SIGTERM stopped the run.
     Interrupted,
     /// A stack did not start or failed its contract check.
-    ContractFailed {
-        /// The stack.
-        stack: String,
-        /// Why.
-        why: String,
-    },
+    #[allow(missing_docs)] // named for what they hold
+    ContractFailed { stack: String, why: String },
     /// A stack exited during the measurement.
+    #[allow(missing_docs)] // named for what they hold
     Crashed {
-        /// The stack.
         stack: String,
         /// Its exit and the end of its log.
         why: String,
     },
     /// A cell (a target's scenario at one concurrency, over its rounds) was disqualified.
+    #[allow(missing_docs)] // named for what they hold
     Disqualified {
         /// The stack or ceiling.
         target: String,
-        /// The scenario.
         scenario: String,
-        /// The concurrency.
         concurrency: u32,
         /// The gate it failed (the first, in its first failing round).
         reason: String,

@@ -48,11 +48,11 @@ pub struct BlockingArgs {
 }
 
 /// The validated configuration a server runs with.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     /// Where to listen.
     pub bind: SocketAddr,
-    /// The pool.
     pub pool: PoolSettings,
     /// Runtime worker threads.
     pub workers: usize,

@@ -1,4 +1,4 @@
-//! The stacks of SPEC §1, declared once in [`for_each_stack!`]: the one list every tool
+//! The stacks of SPEC §1, declared once in [`for_each_stack!`](crate::for_each_stack): the one list every tool
 //! reads — the servers' identities, the load generator's registry, the conformance and fault
 //! tests' expansions, the axis pairs, the colours of the pages, the compose services' check.
 

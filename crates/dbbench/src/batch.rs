@@ -136,8 +136,8 @@ pub enum Work {
     /// Insert these source rows.
     Seed(std::ops::Range<i64>),
     /// Process the partition `id % parts = part`.
+    #[allow(missing_docs)] // named for what they hold
     Partition {
-        /// Which.
         part: usize,
         /// Of how many.
         parts: usize,

@@ -26,6 +26,7 @@ impl Rng {
 #[diesel(table_name = crate::schema::items)]
 // Plain values (no DEFAULT for absent fields, which it has none of): what diesel's binary
 // COPY needs, and what keeps its multi-row insert one statement on SQLite.
+#[allow(missing_docs)] // named for what they hold
 #[diesel(treat_none_as_default_value = false)]
 pub struct Item {
     /// Key.
@@ -34,9 +35,7 @@ pub struct Item {
     pub sku: String,
     /// Carries [`SENTINEL`] and, row by row, every character that needs care.
     pub name: String,
-    /// Price.
     pub price_cents: i32,
-    /// Quantity.
     pub quantity: i32,
 }
 

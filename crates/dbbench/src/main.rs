@@ -47,7 +47,7 @@ struct RunArgs {
     /// and SQLite when built in (features `mariadb`, `sqlite`), else said in the results].
     #[arg(long, value_delimiter = ',', value_enum)]
     databases: Vec<Database>,
-    /// The results file [default: summary/results/dbbench-<UTC time>.json].
+    /// The results file [default: summary/results/dbbench-TIME.json, TIME the UTC start].
     #[arg(long)]
     output: Option<PathBuf>,
     /// The page to write at the end.

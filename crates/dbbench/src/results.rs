@@ -46,18 +46,18 @@ pub struct DbBenchResults {
 }
 
 /// A database of the run.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseInfo {
-    /// Which.
     pub database: Database,
-    /// Its version.
     pub version: String,
     /// The settings that matter for writes (durability above all), by name.
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// What was swept.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -76,7 +76,6 @@ pub struct Settings {
     pub crud_window_seconds: f64,
     /// Users and orders the CRUD operations work on.
     pub crud_users: i64,
-    /// Orders per user.
     pub crud_orders_per_user: i64,
     /// Row counts of the bulk strategies.
     pub bulk_rows: Vec<usize>,
@@ -101,6 +100,7 @@ pub struct Settings {
 }
 
 /// One CRUD cell.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CrudCell {
@@ -126,7 +126,6 @@ pub struct CrudCell {
     pub errors: u64,
     /// The first failure.
     pub first_error: Option<String>,
-    /// The window.
     pub window_seconds: f64,
     /// Latency of the window's operations.
     pub latency_us: Option<LatencySummary>,
@@ -163,16 +162,14 @@ impl CrudCell {
 }
 
 /// One bulk insert.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BulkCell {
     /// The round (from 0).
     pub round: u32,
-    /// The database.
     pub database: Database,
-    /// The library.
     pub library: Library,
-    /// The strategy.
     pub strategy: Strategy,
     /// Rows inserted.
     pub rows: usize,
@@ -180,7 +177,6 @@ pub struct BulkCell {
     pub statements: usize,
     /// Time to insert them (the table empty before).
     pub seconds: f64,
-    /// Rows per second.
     pub rows_per_second: f64,
     /// Every row read back equal to what was sent.
     pub verified: bool,
@@ -189,12 +185,12 @@ pub struct BulkCell {
 }
 
 /// One run of the batch job.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCell {
     /// The round (from 0).
     pub round: u32,
-    /// The database.
     pub database: Database,
     /// How the database was reached.
     pub access: Access,
@@ -250,6 +246,7 @@ impl BatchCell {
 }
 
 /// One threads-against-tasks run.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TasksCell {
@@ -257,7 +254,6 @@ pub struct TasksCell {
     pub round: u32,
     /// The way they ran.
     pub variant: Variant,
-    /// Tasks.
     pub tasks: usize,
     /// Each task's wait.
     pub wait_ms: u64,

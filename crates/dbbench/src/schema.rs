@@ -13,10 +13,10 @@ pub const DROP_JOIN_INDEX_SQL: &str = "DROP INDEX IF EXISTS orders_user_id_idx";
 
 diesel::table! {
     /// The CRUD benchmark's users.
+    #[allow(missing_docs)] // named for what they hold
     users (id) {
         /// Key.
         id -> BigInt,
-        /// Name.
         name -> Text,
         /// E-mail.
         email -> Text,
@@ -25,12 +25,11 @@ diesel::table! {
 
 diesel::table! {
     /// The CRUD benchmark's orders, many per user.
+    #[allow(missing_docs)] // named for what they hold
     orders (id) {
         /// Key.
         id -> BigInt,
-        /// Its user.
         user_id -> BigInt,
-        /// Amount.
         amount_cents -> Integer,
         /// `new`, `paid`, …
         status -> Text,
@@ -39,6 +38,7 @@ diesel::table! {
 
 diesel::table! {
     /// The bulk insert strategies' target.
+    #[allow(missing_docs)] // named for what they hold
     items (id) {
         /// Key, given by the generator.
         id -> BigInt,
@@ -46,9 +46,7 @@ diesel::table! {
         sku -> Text,
         /// Name (with quotes, escapes and non-ASCII text).
         name -> Text,
-        /// Price.
         price_cents -> Integer,
-        /// Quantity.
         quantity -> Integer,
     }
 }

@@ -36,7 +36,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// Its name.
+    #[allow(missing_docs)] // named for what it returns
     pub fn name(self) -> &'static str {
         match self {
             Variant::OsThreadPool => "os_thread_pool",

@@ -3,8 +3,31 @@
 
 use serde::Serialize;
 
-/// A colour per stack, stable across pages; ceilings are grey.
-pub const PALETTE: [&str; 6] = ["#2f6fdb", "#d9822b", "#2a9d5c", "#a044b5", "#c0392b", "#7f8c8d"];
+/// The first series' colours, stable across pages; ceilings are grey ([`CEILING_COLOUR`]).
+pub const PALETTE: [&str; 5] = ["#2f6fdb", "#d9822b", "#2a9d5c", "#a044b5", "#c0392b"];
+
+/// The colour of series `index`: the palette's, then hues a golden angle apart, so any
+/// number of stacks and variants get colours of their own.
+pub fn series_colour(index: usize) -> String {
+    if let Some(colour) = PALETTE.get(index) {
+        return (*colour).to_owned();
+    }
+    let hue = (index as f64 * 137.507_764) % 360.0;
+    let (saturation, lightness) = (0.55, 0.45);
+    let chroma = (1.0 - (2.0 * lightness - 1.0_f64).abs()) * saturation;
+    let x = chroma * (1.0 - ((hue / 60.0) % 2.0 - 1.0).abs());
+    let (r, g, b) = match (hue / 60.0) as u32 {
+        0 => (chroma, x, 0.0),
+        1 => (x, chroma, 0.0),
+        2 => (0.0, chroma, x),
+        3 => (0.0, x, chroma),
+        4 => (x, 0.0, chroma),
+        _ => (chroma, 0.0, x),
+    };
+    let m = lightness - chroma / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
+}
 /// The ceilings' colour.
 pub const CEILING_COLOUR: &str = "#555e6b";
 
@@ -59,6 +82,7 @@ pub struct Mark {
 }
 
 /// Grouped bars: one group per concurrency, one bar per stack, the ceiling as a line.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BarChart {
     /// Canvas width, px.
@@ -71,7 +95,6 @@ pub struct BarChart {
     pub y_ticks: Vec<Tick>,
     /// Group labels (under the groups).
     pub groups: Vec<Tick>,
-    /// The bars.
     pub bars: Vec<Bar>,
     /// Ceilings.
     pub marks: Vec<Mark>,
@@ -158,6 +181,7 @@ pub fn short_number(value: f64) -> String {
 }
 
 /// One bar's data.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone)]
 pub struct BarValue {
     /// Group index (concurrency).
@@ -168,7 +192,6 @@ pub struct BarValue {
     pub value: f64,
     /// Min–max over repeats, when repeated.
     pub range: Option<(f64, f64)>,
-    /// Colour.
     pub colour: String,
     /// Tooltip.
     pub title: String,
@@ -342,6 +365,17 @@ pub fn sparkline(values: &[f64], unit: &str) -> Option<Sparkline> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_series_of_many_gets_a_colour_of_its_own() {
+        let colours: Vec<String> = (0..40).map(series_colour).collect();
+        let mut distinct = colours.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), colours.len(), "{colours:?}");
+        assert_eq!(colours[0], PALETTE[0]);
+        assert!(colours.iter().all(|c| c.len() == 7 && c.starts_with('#') && c != CEILING_COLOUR));
+    }
 
     #[test]
     fn steps_are_one_two_or_five_times_a_power_of_ten() {

@@ -4,12 +4,12 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Percentiles of a latency histogram, µs.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LatencySummary {
     /// Samples.
     pub count: u64,
-    /// Mean.
     pub mean_us: f64,
     /// Median.
     pub p50_us: u64,

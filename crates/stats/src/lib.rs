@@ -27,7 +27,7 @@
 //!   holds the chance of any false call to `q` (its family-wise rate under the complete
 //!   null); the tests check that on simulated data.
 //!
-//! [`power`] answers the other question a reader has: how large a difference could this run
+//! [`min_detectable_ratio`] answers the other question a reader has: how large a difference could this run
 //! have seen?
 
 mod family;

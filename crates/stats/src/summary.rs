@@ -3,11 +3,11 @@
 use serde::Serialize;
 
 /// The samples of one measured thing (one per round).
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
     /// Samples.
     pub n: usize,
-    /// Median.
     pub median: f64,
     /// Smallest.
     pub min: f64,

@@ -22,13 +22,13 @@ const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 const MIN_SPARE_BYTES: usize = 8 * 1024;
 
 /// A complete response, borrowed from the connection's buffer.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Copy)]
 pub struct Response<'a> {
     /// Status code.
     pub status: u16,
     /// The `Content-Type` value, if any.
     pub content_type: Option<&'a [u8]>,
-    /// The body.
     pub body: &'a [u8],
 }
 

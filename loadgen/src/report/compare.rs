@@ -32,11 +32,11 @@ const TEMPLATE: &str = include_str!("../../templates/compare.html");
 pub const EXIT_REGRESSION: u8 = 3;
 
 /// One cell measured on both sides.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Change {
     /// Stack or ceiling.
     pub target: String,
-    /// Scenario.
     pub scenario: String,
     /// Connections of the stacks' cells.
     pub concurrency: u32,
@@ -129,11 +129,10 @@ pub fn compare(base: &[RunResults], new: &[RunResults]) -> Vec<Change> {
 }
 
 /// A pair of stacks as one side's summary judges it.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PairVerdicts {
-    /// Scenario.
     pub scenario: String,
-    /// Concurrency.
     pub concurrency: u32,
     /// The first stack of the pair.
     pub a: String,

@@ -8,7 +8,7 @@
 //!
 //! Several files are read as more rounds of the same suite (their rounds keep apart: round
 //! 2 of one file is paired with round 2 of no other). Every comparison on the page comes
-//! from [`verdicts`], one method for all of them.
+//! from `verdicts`, one method for all of them.
 
 mod axes;
 pub mod compare;
@@ -22,7 +22,7 @@ mod verdicts;
 
 use serde::Serialize;
 
-use bookstore_report::charts::{self, CEILING_COLOUR, PALETTE};
+use bookstore_report::charts::{self, CEILING_COLOUR};
 use bookstore_report::page_environment;
 
 use crate::results::RunResults;
@@ -45,10 +45,9 @@ pub(crate) fn percent(share: f64) -> String {
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value}") }
 }
 
-/// The colour of `stack` (by its place in the list of stacks).
+/// The colour of `stack` (by its place in the list of stacks and variants).
 pub(crate) fn colour(dataset: &Dataset<'_>, stack: &str) -> String {
-    let index = dataset.stacks.iter().position(|s| s == stack).unwrap_or(0);
-    PALETTE[index % (PALETTE.len() - 1)].to_owned()
+    charts::series_colour(dataset.stacks.iter().position(|s| s == stack).unwrap_or(0))
 }
 
 /// A stack's name with its colour.

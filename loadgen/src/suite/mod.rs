@@ -4,7 +4,7 @@
 //! identical flags, checked against the contract in every scenario (a stack that fails is
 //! reported, not measured) and then kept running for the whole run — an idle server costs
 //! next to nothing, and a start per measurement costs a pool's worth of connections. Then
-//! the measurement, in blocks and rounds ([`rounds`]): per scenario and concurrency, every
+//! the measurement, in blocks and rounds (`rounds`): per scenario and concurrency, every
 //! party — each stack, and the ceiling that bounds the scenario (the client against the
 //! minimal responder, or the scenario's statements straight through the sqlx store) —
 //! measures one short window per round, one party after the other, the order rotating from
@@ -22,6 +22,7 @@
 
 mod ceiling;
 mod database;
+mod prepare;
 mod probe;
 mod rounds;
 mod sampler;
@@ -45,6 +46,9 @@ pub use shard::ShardPlan;
 pub struct SuiteOptions {
     /// Stacks to measure, in order.
     pub stacks: Vec<StackInfo>,
+    /// Labelled variants of stacks (a stack with flags of its own), measured after the
+    /// stacks as parties of their own.
+    pub variants: Vec<Variant>,
     /// Scenarios, in order.
     pub scenarios: Vec<Scenario>,
     /// Connections per cell.
@@ -93,6 +97,65 @@ pub struct SuiteOptions {
     pub ceilings: bool,
     /// The command line, for the record.
     pub command_line: Vec<String>,
+}
+
+/// A stack run with flags of its own, under a label: `label=stack --flag value …`
+/// (`--variant`). Its flags replace the suite's for the same setting (`--workers`,
+/// `--pool-max`, `--blocking-threads`) and add any other the stack takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// What the pages call it.
+    pub label: String,
+    /// The stack it runs.
+    pub stack: StackInfo,
+    /// Its own flags.
+    pub args: Vec<String>,
+}
+
+impl Variant {
+    /// `label=stack --flag value …`, its label unique among `taken` (the stacks' names and
+    /// the variants before it).
+    pub fn parse(spec: &str, taken: &[String]) -> Result<Self, String> {
+        let (label, rest) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--variant {spec:?}: expected label=stack --flag value …"))?;
+        let label = label.trim();
+        let mut words = rest.split_whitespace();
+        let stack = bookstore_app::stacks::find(words.next().unwrap_or(""))
+            .map_err(|e| format!("--variant {spec:?}: {e}"))?;
+        let args: Vec<String> = words.map(str::to_owned).collect();
+        let valid_label = !label.is_empty()
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        if !valid_label {
+            return Err(format!("--variant {spec:?}: a label is letters, digits, - _ or ."));
+        }
+        if taken.iter().any(|t| t == label) {
+            return Err(format!("--variant {spec:?}: {label} is already a stack or variant"));
+        }
+        if args.is_empty() || !args.len().is_multiple_of(2) {
+            return Err(format!(
+                "--variant {spec:?}: a variant needs --flag value pairs of its own"
+            ));
+        }
+        if let Some(bad) = args.iter().step_by(2).find(|a| !a.starts_with("--")) {
+            return Err(format!("--variant {spec:?}: expected --flag value pairs, found {bad:?}"));
+        }
+        Ok(Self { label: label.to_owned(), stack, args })
+    }
+
+    /// The suite's `base` flags (`--flag value` pairs) with this variant's replacing those
+    /// of the same name.
+    pub fn apply(&self, base: &[String]) -> Vec<String> {
+        let own: Vec<&[String]> = self.args.chunks(2).collect();
+        let mut args: Vec<String> = base
+            .chunks(2)
+            .filter(|pair| !own.iter().any(|o| o[0] == pair[0]))
+            .flatten()
+            .cloned()
+            .collect();
+        args.extend(self.args.iter().cloned());
+        args
+    }
 }
 
 /// The database of docker-compose.yml, as published on the host (`--compose`).
@@ -168,9 +231,14 @@ impl SuiteOptions {
         let per_round: u64 = self
             .scenarios
             .iter()
-            .map(|&s| (self.stacks.len() + usize::from(self.ceiling_of(s).is_some())) as u64)
+            .map(|&s| (self.stack_parties() + usize::from(self.ceiling_of(s).is_some())) as u64)
             .sum();
         blocks * per_round * u64::from(self.total_rounds())
+    }
+
+    /// Stacks and variants: every party but the ceilings.
+    fn stack_parties(&self) -> usize {
+        self.stacks.len() + self.variants.len()
     }
 
     /// Windows of one stack over the whole run.
@@ -181,6 +249,11 @@ impl SuiteOptions {
     /// A shard measures stacks someone else started, without ceilings, and has at least one
     /// connection in every cell.
     fn check_shard(&self) -> anyhow::Result<()> {
+        if !self.variants.is_empty() && self.running.is_some() {
+            anyhow::bail!(
+                "--variant needs the suite to start the stacks: a stack someone else started cannot be given flags"
+            );
+        }
         let Some(shard) = self.shard else { return Ok(()) };
         if self.running.is_none() {
             anyhow::bail!(
@@ -220,7 +293,12 @@ impl SuiteOptions {
     fn check_binaries(&self) -> anyhow::Result<()> {
         let mut needed: Vec<&str> = match self.running {
             Some(_) => Vec::new(),
-            None => self.stacks.iter().map(|s| s.identity.service).collect(),
+            None => self
+                .stacks
+                .iter()
+                .chain(self.variants.iter().map(|v| &v.stack))
+                .map(|s| s.identity.service)
+                .collect(),
         };
         if self.ceilings {
             needed.push(RESPONDER);
@@ -334,6 +412,31 @@ mod tests {
         let twice =
             specs(&["axum-serde-sqlx=http://127.0.0.1:1", "axum-serde-sqlx=http://127.0.0.1:2"]);
         assert!(parse_targets(&twice).unwrap_err().contains("named twice"));
+    }
+
+    #[test]
+    fn a_variant_is_a_stack_with_flags_of_its_own_under_a_unique_label() {
+        let taken = specs(&["axum-serde-sqlx", "actix-serde-diesel"]);
+        let variant = Variant::parse("actix-1w=actix-serde-diesel --workers 1", &taken).unwrap();
+        assert_eq!(variant.label, "actix-1w");
+        assert_eq!(variant.stack.identity.service, "actix-serde-diesel");
+        let base = specs(&["--pool-max", "32", "--workers", "2", "--blocking-threads", "32"]);
+        assert_eq!(
+            variant.apply(&base),
+            specs(&["--pool-max", "32", "--blocking-threads", "32", "--workers", "1"])
+        );
+        for (spec, expected) in [
+            ("actix-serde-diesel --workers 1", "expected label=stack"),
+            ("x=spring-mvc --workers 1", "unknown stack"),
+            ("axum-serde-sqlx=axum-serde-sqlx --workers 1", "already a stack"),
+            ("x=axum-serde-sqlx", "needs --flag value pairs"),
+            ("x=axum-serde-sqlx --workers", "needs --flag value pairs"),
+            ("x=axum-serde-sqlx 1 --workers", "expected --flag value pairs"),
+            ("a b=axum-serde-sqlx --workers 1", "a label is"),
+        ] {
+            let error = Variant::parse(spec, &taken).unwrap_err();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
     }
 
     #[test]

@@ -8,13 +8,12 @@ use std::time::Duration;
 use crate::engine::conn;
 
 /// A whole response.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone)]
 pub(crate) struct ProbeResponse {
-    /// Status.
     pub(crate) status: u16,
     /// `Content-Type`, if any.
     pub(crate) content_type: Option<String>,
-    /// Body.
     pub(crate) body: Vec<u8>,
 }
 

@@ -9,21 +9,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-use bookstore_app::cli::DbCalls;
-use bookstore_app::stacks::StackInfo;
-use bookstore_domain::store::redact_credentials;
 
 use super::sampler::CpuSampler;
-use super::server::{self, ServerProcess};
-use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, parity, probe, shard};
+use super::server::ServerProcess;
+use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
 use crate::progress::Progress;
-use crate::results::{
-    Ceilings, Cell, LoadMode, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo,
-    ShardPart, SqlStats, StackResults, Validation,
-};
+use crate::results::{Cell, LoadMode, RunResults, ShardPart, SqlStats};
 use crate::scenario::{self, Scenario};
 use crate::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
 use bookstore_report::environment::now_rfc3339;
@@ -44,13 +36,12 @@ const DB_CEILING_DATABASE: &str = "bench_ceiling";
 
 /// A stack that passed the contract check, and how it runs.
 #[derive(Debug, Clone)]
-struct PreparedStack {
-    info: StackInfo,
+pub(super) struct PreparedStack {
     /// Its entry in `results.stacks`.
-    index: usize,
-    database: String,
+    pub(super) index: usize,
+    pub(super) database: String,
     /// Where its load goes.
-    addr: std::net::SocketAddr,
+    pub(super) addr: std::net::SocketAddr,
 }
 
 /// Where a window's load goes.
@@ -62,20 +53,20 @@ struct Target<'a> {
 
 /// A suite run in progress.
 pub(crate) struct Suite<'a> {
-    options: &'a SuiteOptions,
-    database: database::BenchDatabase,
-    results: RunResults,
-    progress: Progress,
-    stop: Arc<AtomicBool>,
-    logs: PathBuf,
+    pub(super) options: &'a SuiteOptions,
+    pub(super) database: database::BenchDatabase,
+    pub(super) results: RunResults,
+    pub(super) progress: Progress,
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) logs: PathBuf,
     /// The stacks that passed the contract check, in `--stacks` order.
-    prepared: Vec<PreparedStack>,
+    pub(super) prepared: Vec<PreparedStack>,
     /// Their processes when the suite started them, by `prepared` index (`None` for stacks
     /// someone else started); kept running from the check to the end of the run.
-    processes: Vec<Option<ServerProcess>>,
-    responder: Option<ServerProcess>,
-    db_ceiling_url: Option<String>,
-    started: std::time::Instant,
+    pub(super) processes: Vec<Option<ServerProcess>>,
+    pub(super) responder: Option<ServerProcess>,
+    pub(super) db_ceiling_url: Option<String>,
+    pub(super) started: std::time::Instant,
 }
 
 impl<'a> Suite<'a> {
@@ -89,7 +80,7 @@ impl<'a> Suite<'a> {
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
         // Every stack keeps its pool open for the whole run, and so does the database
         // ceiling while it runs.
-        let pools = options.stacks.len() as u32 + u32::from(options.ceilings);
+        let pools = options.stack_parties() as u32 + u32::from(options.ceilings);
         let max_connections = options.pool_max * pools + SPARE_CONNECTIONS;
         let mut database = database::BenchDatabase::open(
             options.database_url.as_deref(),
@@ -97,7 +88,7 @@ impl<'a> Suite<'a> {
             options.durable,
             max_connections,
         )?;
-        let results = new_results(options, &mut database);
+        let results = super::prepare::new_results(options, &mut database);
         let mut suite = Suite {
             options,
             database,
@@ -132,145 +123,23 @@ impl<'a> Suite<'a> {
         Ok(suite.results)
     }
 
-    fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
-    fn save(&self) -> anyhow::Result<()> {
+    pub(super) fn save(&self) -> anyhow::Result<()> {
         self.results
             .write(&self.options.output)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
     }
 
-    /// Gives every stack its database, starts it, checks it against the contract, and
-    /// keeps it running.
-    fn prepare_stacks(&mut self) -> anyhow::Result<()> {
-        if let Some(addresses) = self.options.running.clone() {
-            return self.prepare_running(&addresses);
-        }
-        for stack in &self.options.stacks {
-            if self.stopped() {
-                break;
-            }
-            let name = stack.identity.service;
-            let database = format!("bench_{}", name.replace('-', "_"));
-            let url = self.database.fresh(&database)?;
-            let mut args = vec![
-                "--pool-max".to_owned(),
-                self.options.pool_max.to_string(),
-                "--workers".to_owned(),
-                self.options.server_workers.to_string(),
-            ];
-            if stack.db_calls == DbCalls::Blocking {
-                args.extend([
-                    "--blocking-threads".to_owned(),
-                    self.options.blocking_threads.to_string(),
-                ]);
-            }
-            let index = self.add_stack(name, None);
-            let binary = self.options.bin_dir.join(name);
-            // In the environment, not the arguments: those are visible to every user in `ps`.
-            let env = [("DATABASE_URL", url.as_str())];
-            let log = self.logs.join(format!("{name}.log"));
-            let started =
-                ServerProcess::start(name, &binary, &args, &env, log).and_then(|mut server| {
-                    server.wait_ready("/health/db").map(|ready| (server, ready))
-                });
-            let (server, ready) = match started {
-                Ok(started) => started,
-                Err(error) => {
-                    self.stack_failed(index, "failed", format!("did not start: {error}"))?;
-                    continue;
-                }
-            };
-            self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
-            if !self.check_contract(index, server.addr(), "")? {
-                continue;
-            }
-            self.progress
-                .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
-            self.prepared.push(PreparedStack {
-                info: *stack,
-                index,
-                database,
-                addr: server.addr(),
-            });
-            self.processes.push(Some(server));
-        }
-        self.save()
-    }
-
-    /// The stacks someone else started: checked against the contract where they run, on
-    /// their database restored to the seed first (the checks read seeded rows).
-    fn prepare_running(&mut self, addresses: &[std::net::SocketAddr]) -> anyhow::Result<()> {
-        let database = self.database.target_database()?.to_owned();
-        for (stack, &address) in self.options.stacks.iter().zip(addresses) {
-            if self.stopped() {
-                break;
-            }
-            let name = stack.identity.service;
-            let index = self.add_stack(name, Some(address));
-            if let Err(why) = server::wait_answering(address, "/health/db") {
-                self.stack_failed(index, "failed", format!("at {address}: {why}"))?;
-                continue;
-            }
-            if self.options.coordinates() {
-                self.database.restore(&database)?;
-            }
-            if !self.check_contract(index, address, &format!("at {address}: "))? {
-                continue;
-            }
-            self.progress.note(&format!("{name} at {address}: contract check passed"));
-            self.prepared.push(PreparedStack {
-                info: *stack,
-                index,
-                database: database.clone(),
-                addr: address,
-            });
-            self.processes.push(None);
-        }
-        self.save()
-    }
-
-    /// A stack's entry in the results, `measured` until something says otherwise; its index.
-    fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
-        self.results.stacks.push(StackResults {
-            name: name.to_owned(),
-            status: "measured".into(),
-            failure: None,
-            ready_ms: None,
-            address: address.map(|a| a.to_string()),
-            validation: Vec::new(),
-            cells: Vec::new(),
-        });
-        self.results.stacks.len() - 1
-    }
-
-    /// The contract check of stack `index` at `addr`, recorded; a failing stack is marked
-    /// `failed` (the reason prefixed with `context`). Whether it passed.
-    fn check_contract(
+    /// Marks a stack `failed` (before measuring) or `crashed`, skipping its remaining windows.
+    pub(super) fn stack_failed(
         &mut self,
         index: usize,
-        addr: std::net::SocketAddr,
-        context: &str,
-    ) -> anyhow::Result<bool> {
-        let validation = validate_stack(addr, &self.options.scenarios);
-        let failed: Vec<String> = validation
-            .iter()
-            .filter(|v| !v.passed)
-            .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
-            .collect();
-        self.results.stacks[index].validation = validation;
-        if failed.is_empty() {
-            return Ok(true);
-        }
-        let why = format!("{context}does not meet the contract: {}", failed.join("; "));
-        self.stack_failed(index, "failed", why)?;
-        Ok(false)
-    }
-
-    /// Marks a stack `failed` (before measuring) or `crashed`, skipping its remaining windows.
-    fn stack_failed(&mut self, index: usize, status: &str, why: String) -> anyhow::Result<()> {
+        status: &str,
+        why: String,
+    ) -> anyhow::Result<()> {
         let stack = &mut self.results.stacks[index];
         self.progress.note(&format!("{}: {status}: {why}", stack.name));
         let measured = stack.cells.len() as u64;
@@ -458,7 +327,7 @@ impl<'a> Suite<'a> {
         if self.results.stacks[stack.index].status != "measured" {
             return Ok(()); // crashed in an earlier window
         }
-        let name = stack.info.identity.service;
+        let name = self.results.stacks[stack.index].name.clone();
         if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
             return self.stack_failed(stack.index, "crashed", exit);
         }
@@ -683,118 +552,4 @@ fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
         found.push(Warning::from(WarningKind::WindowFewAnswers { answers, connections }));
     }
     found
-}
-
-/// The results document as it starts: environment, settings, no cells yet.
-fn new_results(options: &SuiteOptions, database: &mut database::BenchDatabase) -> RunResults {
-    let environment =
-        bookstore_report::environment::capture(&options.workspace, database.describe());
-    let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
-    let shards: Vec<ShardInfo> = options
-        .shard
-        .iter()
-        .map(|shard| ShardInfo {
-            index: shard.index,
-            count: shard.count,
-            start_at_unix_seconds: shard.start_at_unix_seconds,
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|name| name.trim().to_owned()),
-            cpu_model: environment.cpu_model.clone(),
-            cpu_count: environment.cpu_count,
-            run_id: id.clone(),
-        })
-        .collect();
-    let warnings = options
-        .shard
-        .iter()
-        .map(|shard| {
-            Warning::from(WarningKind::ShardOnly { index: shard.index, count: shard.count })
-        })
-        .collect();
-    let settle = options.settle_limits();
-    RunResults {
-        schema: SCHEMA.to_owned(),
-        schema_version: SCHEMA_VERSION,
-        run: RunInfo {
-            id,
-            started_at: now_rfc3339(),
-            finished_at: None,
-            status: "running".into(),
-            failure: None,
-            // `--database-url` may carry a password; results are shared.
-            command_line: options
-                .command_line
-                .iter()
-                .map(|arg| redact_credentials(arg).into_owned())
-                .collect(),
-            wall_seconds: None,
-        },
-        shards,
-        environment,
-        settings: Settings {
-            stacks: options.stacks.iter().map(|s| s.identity.service.to_owned()).collect(),
-            scenarios: options.scenarios.iter().map(|s| s.name().to_owned()).collect(),
-            concurrency: options.concurrency.clone(),
-            warmup_seconds: options.warmup.as_secs_f64(),
-            window_seconds: options.duration.as_secs_f64(),
-            warmup_max_seconds: settle.map(|(warmup, _)| warmup.as_secs_f64()),
-            window_max_seconds: settle.map(|(_, window)| window.as_secs_f64()),
-            rounds: options.rounds,
-            repeat: options.repeat,
-            pool_max: options.pool_max,
-            server_workers: options.server_workers,
-            blocking_threads: options.blocking_threads,
-            client_workers: options.client_workers,
-            request_timeout_ms: options.request_timeout.as_millis() as u64,
-            durable_database: options.durable,
-            database: database.kind().to_owned(),
-            parity: parity(),
-        },
-        ceilings: Ceilings::default(),
-        stacks: Vec::new(),
-        warnings,
-    }
-}
-
-/// The contract check of every scenario before measuring: the first few requests of each,
-/// sent one at a time and checked in full.
-fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Validation> {
-    const PER_SCENARIO: usize = 3;
-    scenarios
-        .iter()
-        .map(|&scenario| {
-            let load = scenario.workload(&addr.to_string());
-            let mut picker = engine::Workload::picker(&load, 0, 1);
-            let problem = (0..PER_SCENARIO.min(load.len().max(1))).find_map(|_| {
-                let pick = picker.pick();
-                let response = match probe::exchange(
-                    addr,
-                    engine::Workload::request(&load, pick),
-                    Duration::from_secs(10),
-                ) {
-                    Ok(response) => response,
-                    Err(error) => return Some(error),
-                };
-                if response
-                    .content_type
-                    .as_deref()
-                    .is_none_or(|ct| !ct.starts_with("application/json"))
-                {
-                    return Some(format!(
-                        "Content-Type is {:?}, not application/json",
-                        response.content_type
-                    ));
-                }
-                scenario::validate_response(
-                    scenario,
-                    load.book_id(pick),
-                    response.status,
-                    &response.body,
-                )
-                .err()
-            });
-            Validation { scenario: scenario.name().to_owned(), passed: problem.is_none(), problem }
-        })
-        .collect()
 }

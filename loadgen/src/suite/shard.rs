@@ -22,11 +22,11 @@ pub const SETUP: Duration = Duration::from_millis(1500);
 const DRAIN_MARGIN: Duration = Duration::from_millis(500);
 
 /// What the length of a slot follows from.
+#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotTiming {
     /// The warm-up.
     pub warmup: Duration,
-    /// The window.
     pub window: Duration,
     /// The longest a request can take before it counts as an error.
     pub request_timeout: Duration,

@@ -32,6 +32,7 @@ fn bin_dir() -> PathBuf {
 fn options(output: PathBuf) -> SuiteOptions {
     SuiteOptions {
         stacks: vec![stacks::AXUM_SERDE_SQLX],
+        variants: vec![],
         scenarios: Scenario::ALL.to_vec(),
         concurrency: vec![2, 4],
         warmup: Duration::from_millis(50),
@@ -653,5 +654,53 @@ fn a_stack_that_refuses_every_checkout_with_the_stock_in_hand_is_disqualified() 
         let audit = cell.audit.as_ref().unwrap();
         assert_eq!(audit.unjustified_refusals, cell.requests_total());
     }
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.scenarios = vec![Scenario::Health, Scenario::BookById];
+    options.concurrency = vec![2];
+    options.ceilings = false;
+    let taken = vec!["axum-serde-sqlx".to_owned()];
+    options.variants =
+        vec![suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap()];
+    // Every process the suite starts, with its arguments.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::Relaxed) {
+                for pid in children() {
+                    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            seen
+        })
+    };
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    done.store(true, Ordering::Relaxed);
+    let command_lines = watcher.join().unwrap();
+
+    assert_eq!(results.settings.stacks, ["axum-serde-sqlx", "axum-1w"]);
+    let variant = &results.stacks[1];
+    assert_eq!(variant.name, "axum-1w");
+    assert_eq!(variant.variant_of.as_deref(), Some("axum-serde-sqlx"));
+    assert_eq!(variant.args, ["--workers", "1"]);
+    assert_eq!(variant.status, "measured", "{:?}", variant.failure);
+    assert_eq!(variant.cells.len(), 4, "2 scenarios × 2 rounds, like the stack");
+    // Its process ran with its flag in place of the suite's, the stack's with the suite's.
+    let with = |flag: &str| command_lines.iter().filter(|c| c.contains(flag)).count();
+    assert!(with("--workers 1") >= 1 && with("--workers 2") >= 1, "{command_lines:?}");
+    // The pages compare it like a stack, with its own colour.
+    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    assert!(page.contains("data-cell=\"axum-1w:bookById:2\""));
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }

@@ -97,7 +97,7 @@ impl Mariadb {
         Ok(Self { runtime, url, server })
     }
 
-    /// The server.
+    #[allow(missing_docs)] // named for what it returns
     pub fn server(&self) -> &MariaDbServer {
         &self.server
     }

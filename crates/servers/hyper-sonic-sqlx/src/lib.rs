@@ -32,5 +32,10 @@ pub fn serve(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    if !bookstore_codec::SONIC_RS_SIMD {
+        tracing::warn!(
+            "built without AVX2 and PCLMULQDQ: sonic-rs runs its scalar code (see .cargo/config.toml)"
+        );
+    }
     bookstore_web_hyper::serve::<Store, Codec>(STACK.identity, listener, config, shutdown)
 }

@@ -1,0 +1,116 @@
+//! The README's recipe for adding a stack, followed on a scratch copy of the workspace: a
+//! sixth stack (axum + simd-json + sqlx) is its crate, one line of the registry and one
+//! line of the conformance crate's manifest — and then it builds, the conformance suite
+//! expands its tests for it, and the registry and the suite agree on six stacks. Builds in
+//! the workspace's own target directory, so only the workspace's crates compile again.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The target directory this test was built in: `<target>/debug/deps/<this test>`.
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).expect("target/debug/deps/<exe>").to_owned()
+}
+
+/// Copies the workspace's sources (not its build, history or results) to `to`.
+fn copy_sources(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if [".git", "target", "summary"].contains(&name.to_str().unwrap_or("")) {
+            continue;
+        }
+        let (source, destination) = (entry.path(), to.join(&name));
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&destination).unwrap();
+            copy_sources(&source, &destination);
+        } else {
+            std::fs::copy(&source, &destination).unwrap();
+        }
+    }
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} lacks {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+fn cargo(dir: &Path, args: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .arg("--offline")
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo {}:\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_sixth_stack_is_its_crate_and_two_lines() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    copy_sources(&workspace(), root);
+
+    // The crate: a copy of axum-serde-sqlx with simd-json for serde_json.
+    let servers = root.join("crates/servers");
+    let crate_dir = servers.join("axum-simd-sqlx");
+    std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+    for file in ["Cargo.toml", "src/lib.rs", "src/main.rs"] {
+        std::fs::copy(servers.join("axum-serde-sqlx").join(file), crate_dir.join(file)).unwrap();
+    }
+    let manifest = crate_dir.join("Cargo.toml");
+    edit(&manifest, "name = \"axum-serde-sqlx\"", "name = \"axum-simd-sqlx\"");
+    edit(&manifest, "features = [\"serde_json\"]", "features = [\"simd-json\"]");
+    edit(&crate_dir.join("src/lib.rs"), "bookstore_codec::SerdeJson", "bookstore_codec::SimdJson");
+    edit(&crate_dir.join("src/lib.rs"), "stacks::AXUM_SERDE_SQLX", "stacks::AXUM_SIMD_SQLX");
+    let main = crate_dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap().replace("axum_serde_sqlx", "axum_simd_sqlx");
+    std::fs::write(&main, text).unwrap();
+
+    // One line of the registry.
+    edit(
+        &root.join("crates/app/src/stacks.rs"),
+        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", async),\n",
+        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", async),\n            (AXUM_SIMD_SQLX, axum_simd_sqlx, \"axum-simd-sqlx\", 8086, \"axum\", async),\n",
+    );
+    // One line of the conformance crate's manifest.
+    edit(
+        &root.join("crates/conformance/Cargo.toml"),
+        "hyper-sonic-sqlx = { path = \"../servers/hyper-sonic-sqlx\" }\n",
+        "hyper-sonic-sqlx = { path = \"../servers/hyper-sonic-sqlx\" }\naxum-simd-sqlx = { path = \"../servers/axum-simd-sqlx\" }\n",
+    );
+
+    // It builds, with the conformance and fault tests expanded for it, and the suite's
+    // own check that it tests every stack of the registry passes with six.
+    cargo(root, &["build", "-p", "axum-simd-sqlx", "-p", "bookstore-conformance", "--tests"]);
+    cargo(
+        root,
+        &["test", "-p", "bookstore-conformance", "--lib", "--", "every_stack_of_the_registry"],
+    );
+
+    // A crate whose framework is not its line's does not compile.
+    edit(&crate_dir.join("src/lib.rs"), "bookstore_web_axum::FRAMEWORK", "\"actix-web\"");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "-p", "axum-simd-sqlx", "--offline"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a framework other than the registry's compiled");
+    assert!(stderr.contains("the registry"), "{stderr}");
+}

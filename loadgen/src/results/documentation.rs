@@ -1,0 +1,120 @@
+//! Every field a results file can hold is documented in `RESULTS.md`.
+
+use super::*;
+use crate::warnings::WarningKind;
+
+fn cell() -> Cell {
+    let mut report = LoadReport::new(std::time::Duration::from_secs(1));
+    report.latency_ok_us.record(100).unwrap();
+    report.latency_rejected_us.record(100).unwrap();
+    report.measure.by_status.insert(200, 1);
+    report.measure.errors[0] = 1;
+    let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
+    cell.beside_concurrency = Some(2);
+    cell.sql = Some(SqlStats {
+        statements_per_request: 1.0,
+        statements: 1,
+        requests: 1,
+        top_statements: vec![StatementCalls { query: "q".into(), calls: 1 }],
+    });
+    cell.audit = Some(Audit {
+        passed: true,
+        checkout_rows: 0,
+        acknowledged_checkouts: 0,
+        negative_stock_books: 0,
+        stock_mismatches: 0,
+        unjustified_refusals: 0,
+        failures: vec![],
+    });
+    cell.warnings = vec![
+        WarningKind::ClientCpuHigh { used_fraction: 1.0 }.into(),
+        WarningKind::ErrorRateHigh { error_fraction: 1.0 }.into(),
+        WarningKind::InFlightLow { mean_in_flight: 1.0, concurrency: 2 }.into(),
+        WarningKind::AuditFailed { failures: vec![] }.into(),
+        WarningKind::FewRounds { rounds: 1 }.into(),
+        WarningKind::WarmupUnsettled { answered: 1, connections: 2 }.into(),
+        WarningKind::WindowFewAnswers { answers: 1, connections: 2 }.into(),
+        WarningKind::ServerCrashed { detail: String::new() }.into(),
+        WarningKind::StoppedEarly.into(),
+        WarningKind::InvalidResponses { problems: vec![] }.into(),
+        WarningKind::ShardOnly { index: 1, count: 2 }.into(),
+        WarningKind::ShardLate { late_seconds: 1.0 }.into(),
+        WarningKind::ShardsOutOfStep { spread_seconds: 1.0 }.into(),
+    ];
+    cell.shards = vec![ShardPart {
+        shard: 1,
+        connections: 1,
+        window_started_unix_seconds: 0.0,
+        late_seconds: 0.0,
+        throughput_rps: 0.0,
+        goodput_rps: 0.0,
+        client_cpu_seconds: 0.0,
+    }];
+    cell
+}
+
+#[test]
+fn every_field_a_results_file_can_hold_is_documented() {
+    let results = RunResults {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo {
+            id: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            status: String::new(),
+            failure: Some(String::new()),
+            command_line: vec![],
+            wall_seconds: Some(0.0),
+        },
+        shards: vec![ShardInfo {
+            index: 1,
+            count: 2,
+            start_at_unix_seconds: 0,
+            hostname: None,
+            cpu_model: None,
+            cpu_count: 1,
+            run_id: String::new(),
+        }],
+        environment: Environment::default(),
+        settings: Settings {
+            stacks: vec![],
+            scenarios: vec![],
+            concurrency: vec![],
+            warmup_seconds: 0.0,
+            window_seconds: 0.0,
+            warmup_max_seconds: Some(1.0),
+            window_max_seconds: Some(1.0),
+            rounds: 1,
+            repeat: 1,
+            pool_max: 1,
+            server_workers: 1,
+            blocking_threads: 1,
+            client_workers: 1,
+            request_timeout_ms: 1,
+            durable_database: false,
+            database: String::new(),
+            parity: vec![],
+        },
+        ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
+        stacks: vec![StackResults {
+            name: String::new(),
+            status: String::new(),
+            failure: None,
+            ready_ms: None,
+            address: None,
+            variant_of: Some(String::new()),
+            args: vec![String::new()],
+            validation: vec![Validation { scenario: String::new(), passed: true, problem: None }],
+            cells: vec![cell()],
+        }],
+        warnings: vec![WarningKind::StoppedEarly.into()],
+    };
+    let undocumented: Vec<String> =
+        bookstore_report::undocumented_fields(&results, include_str!("../../RESULTS.md"))
+            .into_iter()
+            // Status codes and error kinds are map keys, documented as lists.
+            .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))
+            .collect();
+    assert!(undocumented.is_empty(), "fields missing from RESULTS.md: {undocumented:?}");
+}

@@ -1,0 +1,126 @@
+//! The documents are true: every path they name exists, every "SPEC §n" points into
+//! `docs/contract.md`, and the README's table of scenarios is the scenario table's.
+
+use std::path::{Path, PathBuf};
+
+use loadgen::scenario::Scenario;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The documents a user reads.
+const DOCUMENTS: [&str; 5] = [
+    "README.md",
+    "docs/performance.md",
+    "docs/contract.md",
+    "summary/README.md",
+    "loadgen/RESULTS.md",
+];
+
+/// Every `…`-quoted repository path in `text` (starting with one of the top-level folders).
+fn paths(text: &str) -> Vec<String> {
+    const TOP: [&str; 7] =
+        ["crates/", "loadgen/", "scripts/", "docs/", "summary/", "docker/", ".ci/"];
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| TOP.iter().any(|top| quoted.starts_with(top)))
+        .filter(|quoted| !quoted.contains(['<', '*', ' ', '{', '…']))
+        .map(|quoted| quoted.split(':').next().unwrap_or(quoted).trim_end_matches('/').to_owned())
+        .collect()
+}
+
+/// Files the tools write, which the documents name but the repository does not hold.
+const GENERATED: [&str; 2] = ["summary/five-stack-summary.html", "summary/db-microbench.html"];
+
+#[test]
+fn every_path_the_documents_name_exists() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for document in DOCUMENTS {
+        for path in paths(&read(document)) {
+            checked += 1;
+            if !root().join(&path).exists() && !GENERATED.contains(&path.as_str()) {
+                missing.push(format!("{document}: {path}"));
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} paths found: the pattern is broken");
+    assert!(missing.is_empty(), "paths that do not exist: {missing:#?}");
+}
+
+/// Every file of the repository a person reads or builds from, outside `target/`.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if ![".git", "target", "results"].contains(&name) {
+                sources(&path, out);
+            }
+        } else if ["rs", "md", "toml", "sh", "py", "yml", "html"]
+            .iter()
+            .any(|ext| name.ends_with(&format!(".{ext}")))
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_spec_reference_points_into_the_contract() {
+    let contract = read("docs/contract.md");
+    let mut files = Vec::new();
+    sources(&root(), &mut files);
+    let mut references = 0;
+    for file in files.into_iter().filter(|f| !f.ends_with("tests/docs/main.rs")) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for reference in text.split("SPEC §").skip(1) {
+            let number: String = reference.chars().take_while(char::is_ascii_digit).collect();
+            if reference.starts_with('n') {
+                continue; // "SPEC §n": the documents explaining the references themselves
+            }
+            references += 1;
+            assert!(
+                !number.is_empty() && contract.contains(&format!("\n## {number}. ")),
+                "{}: SPEC §{number} is no section of docs/contract.md",
+                file.display()
+            );
+        }
+    }
+    assert!(references > 50, "{references} references");
+}
+
+#[test]
+fn the_readmes_scenario_table_is_the_scenario_table() {
+    let readme = read("README.md");
+    let table =
+        &readme[readme.find("| scenario | request | what it stresses |").expect("the table")..];
+    let rows: Vec<&str> = table.lines().skip(2).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), Scenario::ALL.len());
+    for (row, &scenario) in rows.iter().zip(Scenario::ALL) {
+        let spec = scenario.spec();
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[1], format!("`{}`", spec.name));
+        let request = scenario.target().replace("{id}", "");
+        let request = request.trim_end_matches('/');
+        assert!(
+            cells[2].contains(scenario.method()) && cells[2].contains(request),
+            "{}: {}",
+            spec.name,
+            cells[2]
+        );
+        assert!(
+            cells[3].starts_with(spec.stresses.split(':').next().unwrap_or(spec.stresses)),
+            "{}: {} vs {}",
+            spec.name,
+            cells[3],
+            spec.stresses
+        );
+    }
+}
