@@ -2,10 +2,13 @@
 //! sixth stack (axum + simd-json + sqlx) is its crate, one line of the registry and one
 //! line of the conformance crate's manifest — and then it builds, the conformance suite
 //! expands its tests for it, and the registry and the suite agree on six stacks. Builds in
-//! the workspace's own target directory, so only the workspace's crates compile again.
+//! the workspace's own target directory, so only the workspace's crates compile again —
+//! under another version, so that they never overwrite the workspace's own artifacts.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::SystemTime;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -41,6 +44,17 @@ fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
+/// Every file of the target directory's `debug/deps` with its modification time.
+fn deps_snapshot() -> BTreeMap<PathBuf, SystemTime> {
+    std::fs::read_dir(target_dir().join("debug/deps"))
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            (entry.path(), entry.metadata().unwrap().modified().unwrap())
+        })
+        .collect()
+}
+
 fn cargo(dir: &Path, args: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
@@ -63,6 +77,16 @@ fn a_sixth_stack_is_its_crate_and_two_lines() {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path();
     copy_sources(&workspace(), root);
+    // Cargo hashes a path crate's artifacts by its path relative to the workspace and its
+    // version, so the copy's crates would share file names with the workspace's and
+    // overwrite them: a later rustdoc or rustc run of the workspace then finds a
+    // `bookstore_domain` its other crates were not built against (E0460). A version of
+    // this run's own gives the copy's crates files of their own (removed at the end); the
+    // dependencies from crates.io are shared.
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+    let version = format!("version = \"0.1.0-scratch.{nanos}\"");
+    edit(&root.join("Cargo.toml"), "version = \"0.1.0\"", &version);
+    let before = deps_snapshot();
 
     // The crate: a copy of axum-serde-sqlx with simd-json for serde_json.
     let servers = root.join("crates/servers");
@@ -113,4 +137,19 @@ fn a_sixth_stack_is_its_crate_and_two_lines() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "a framework other than the registry's compiled");
     assert!(stderr.contains("the registry"), "{stderr}");
+
+    // The workspace's own artifacts are untouched; the copy's are new files, removed.
+    let after = deps_snapshot();
+    for path in after.keys().filter(|path| !before.contains_key(*path)) {
+        let _ = std::fs::remove_file(path);
+    }
+    let changed: Vec<_> = before
+        .iter()
+        .filter(|(path, time)| after.get(*path) != Some(*time))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the scratch build overwrote the workspace's artifacts: {changed:?}"
+    );
 }
