@@ -1,9 +1,75 @@
-//! `loadgen http`: load one GET URL — the raw mode used to calibrate the client.
+//! `loadgen http`: load one URL, or one scenario against one stack — the mode used to
+//! calibrate the client and to look at one thing closely. Its window is judged as the
+//! suite's are: the scenario's outcome checks and validation, the same warnings and gates.
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::{ErrorKind, Outcome, Picker, Response, Workload};
+use crate::engine::{self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload};
+use crate::results::{Cell, LoadMode, OpenLoop};
+use crate::scenario::Scenario;
+
+/// What `loadgen http` loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `GET` of the URL; any 2xx with a complete body is a success.
+    Get,
+    /// A scenario's requests against the URL's host, judged by its checks (no restore and
+    /// no audit: those need the suite's database).
+    Scenario(Scenario),
+}
+
+/// One window against `url` under `plan`, with `validate_every` as in the suite: the cell
+/// as the suite would record it, its warnings included.
+pub fn measure(
+    url: &str,
+    target: Target,
+    plan: &LoadPlan,
+    validate_every: u64,
+) -> anyhow::Result<Cell> {
+    let (addr, get) = RawGet::new(url)?;
+    let (name, workload): (&str, Arc<dyn Workload>) = match target {
+        Target::Get => ("http", Arc::new(get)),
+        Target::Scenario(scenario) => {
+            let path = url::Url::parse(url)?.path().to_owned();
+            if !matches!(path.as_str(), "" | "/") {
+                anyhow::bail!(
+                    "--scenario takes the stack's address only (http://host:port), not {url}: the scenario makes its own paths"
+                );
+            }
+            (scenario.name(), Arc::new(scenario.workload(&addr.to_string())))
+        }
+    };
+    check_reachable(addr, Duration::from_secs(5))?;
+    let mut cpu = ClientCpu { start: 0.0, end: 0.0 };
+    let report = engine::run_http(plan, addr, workload, validate_every, &mut cpu)
+        .map_err(anyhow::Error::msg)?;
+    let connections = plan.connections as u32;
+    let mode = plan.rate_rps.map_or(LoadMode::Closed, |rate_rps| LoadMode::Open { rate_rps });
+    let mut cell = Cell::from_report(name, connections, 0, mode, &report);
+    cell.cpu_seconds.client = cpu.end - cpu.start;
+    if let Some(rate) = plan.rate_rps {
+        cell.open_loop = Some(OpenLoop::of(rate, None, plan.arrivals, connections, &report));
+    }
+    cell.warnings = crate::warnings::window_warnings(&cell, &report);
+    Ok(cell)
+}
+
+/// Reads the client's CPU time at the window's edges.
+struct ClientCpu {
+    start: f64,
+    end: f64,
+}
+
+impl WindowHooks for ClientCpu {
+    fn measure_started(&mut self) {
+        self.start = crate::procfs::own_cpu_seconds();
+    }
+    fn measure_ended(&mut self) {
+        self.end = crate::procfs::own_cpu_seconds();
+    }
+}
 
 /// `GET <path>` over and over; any 2xx with a complete body is a success.
 #[derive(Debug)]

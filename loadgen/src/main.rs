@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use loadgen::engine::{self, LoadPlan, WindowHooks};
-use loadgen::results::{Cell, HTTP_CELL_SCHEMA, LoadMode, SCHEMA_VERSION};
+use loadgen::engine::{self, LoadPlan};
+use loadgen::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
 
 /// The bookstore benchmark's load generator.
 #[derive(Parser)]
@@ -28,7 +28,9 @@ enum Command {
     Compare(CompareArgs),
     /// Combine the results of the N shards of a run (`suite --shard K/N`) into one.
     Merge(MergeArgs),
-    /// Load one GET URL (2xx counts as success) and print the result; for calibration.
+    /// Load one URL (GET, 2xx counts as success) or one scenario against one stack, closed or
+    /// open loop, and print the result with the suite's warnings (exit 5 if the suite would
+    /// disqualify the window).
     Http(HttpArgs),
     /// List the stacks of the registry, one name per line (for scripts).
     Stacks {
@@ -69,7 +71,7 @@ struct SuiteArgs {
     /// Run the rounds this many times over (rounds × repeat windows per cell).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
-    /// A short run: 3 rounds of 250 ms windows after 100 ms warm-ups (overrides --rounds,
+    /// A short run: 3 rounds of 200 ms windows after 100 ms warm-ups (overrides --rounds,
     /// --warmup and --duration).
     #[arg(long)]
     quick: bool,
@@ -117,6 +119,18 @@ struct SuiteArgs {
     /// Skip the HTTP and database ceilings.
     #[arg(long)]
     no_ceilings: bool,
+    /// The fixed-load phase's rates, comma-separated: a share of the slowest stack's
+    /// goodput at the lowest concurrency (`0.7`, `70%`) or requests per second (`5000`).
+    /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
+    /// loop (latency from the intended send time), in rounds like the closed loop's.
+    #[arg(long, value_delimiter = ',', default_value = "0.7", value_parser = loadgen::results::Rate::parse)]
+    rates: Vec<loadgen::results::Rate>,
+    /// Skip the fixed-load phase.
+    #[arg(long, conflicts_with = "rates")]
+    no_equal_load: bool,
+    /// Poisson arrivals in the fixed-load phase instead of evenly spaced ones.
+    #[arg(long, conflicts_with = "no_equal_load")]
+    poisson: bool,
     /// Measure stacks that are already running, `name=http://host:port`, comma-separated
     /// (e.g. in containers or on another host): the suite starts none of them, restores and
     /// audits the database of --database-url, which they must use, and reports their CPU
@@ -182,9 +196,13 @@ struct ReportArgs {
 
 #[derive(clap::Args)]
 struct HttpArgs {
-    /// The URL, `http://host:port/path`.
+    /// The URL, `http://host:port/path` (with --scenario, the stack's `http://host:port`).
     #[arg(long)]
     url: String,
+    /// Load this scenario's requests and judge the answers by its checks, as the suite does
+    /// (no restore and no audit: run the suite for those).
+    #[arg(long)]
+    scenario: Option<String>,
     /// Connections (closed-loop virtual users).
     #[arg(short = 'c', long, default_value_t = 128)]
     connections: usize,
@@ -197,9 +215,16 @@ struct HttpArgs {
     /// Client threads.
     #[arg(long, default_value_t = default_client_workers())]
     workers: usize,
-    /// Open loop: total requests per second (latency from the intended send time).
+    /// Open loop: total requests per second, latency from the intended send time; then
+    /// -c is the most connections the client opens.
     #[arg(long)]
     rate: Option<f64>,
+    /// With --rate: Poisson arrivals of the same mean rate instead of evenly spaced ones.
+    #[arg(long, requires = "rate")]
+    poisson: bool,
+    /// Fully validate one accepted response in this many per connection (0: never).
+    #[arg(long, default_value_t = 1000)]
+    validate_every: u64,
     /// A request without a response after this is an error.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     timeout: Duration,
@@ -228,7 +253,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(&args.results, &args.output).map(|()| 0),
         Command::Compare(args) => compare(&args),
         Command::Merge(args) => merge(&args).map(|()| 0),
-        Command::Http(args) => http(args).map(|()| 0),
+        Command::Http(args) => http(args),
         Command::Stacks { long } => {
             for stack in bookstore_app::stacks::ALL {
                 if long {
@@ -303,7 +328,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         anyhow::bail!("--concurrency needs one or more positive numbers");
     }
     let (warmup, duration, rounds) = if args.quick {
-        (Duration::from_millis(100), Duration::from_millis(250), 3)
+        (Duration::from_millis(100), Duration::from_millis(200), 3)
     } else {
         (args.warmup, args.duration, args.rounds)
     };
@@ -346,6 +371,8 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         shard,
         durable: args.durable,
         ceilings: !args.no_ceilings,
+        rates: if args.no_equal_load { Vec::new() } else { args.rates },
+        arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
@@ -355,6 +382,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     );
     let results = loadgen::suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
+    eprint!("{}", loadgen::report::terminal::summary(std::slice::from_ref(&results)));
     let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
     let problems = loadgen::outcome::problems(&results);
     for problem in &problems {
@@ -430,24 +458,18 @@ fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
 }
 
-/// Reads the client's CPU time at the window's edges.
-struct ClientCpu {
-    start: f64,
-    end: f64,
-}
-
-impl WindowHooks for ClientCpu {
-    fn measure_started(&mut self) {
-        self.start = loadgen::procfs::own_cpu_seconds();
+fn http(args: HttpArgs) -> anyhow::Result<u8> {
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        anyhow::bail!("--rate {rate}: expected a positive number of requests per second");
     }
-    fn measure_ended(&mut self) {
-        self.end = loadgen::procfs::own_cpu_seconds();
-    }
-}
-
-fn http(args: HttpArgs) -> anyhow::Result<()> {
-    let (addr, workload) = loadgen::http::RawGet::new(&args.url)?;
-    loadgen::http::check_reachable(addr, Duration::from_secs(5))?;
+    let target = match &args.scenario {
+        None => loadgen::http::Target::Get,
+        Some(name) => loadgen::http::Target::Scenario(
+            loadgen::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
+        ),
+    };
     let plan = LoadPlan {
         connections: args.connections.max(1),
         workers: args.workers.max(1),
@@ -455,15 +477,12 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
         duration: args.duration,
         request_timeout: args.timeout,
         rate_rps: args.rate,
+        arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
         settle: None,
     };
-    let mut cpu = ClientCpu { start: 0.0, end: 0.0 };
-    let report = engine::run_http(&plan, addr, Arc::new(workload), 0, &mut cpu);
-    let mode = args.rate.map_or(LoadMode::Closed, |rate_rps| LoadMode::Open { rate_rps });
-    let mut cell = Cell::from_report("http", plan.connections as u32, 0, mode, &report);
-    cell.cpu_seconds.client = cpu.end - cpu.start;
+    let cell = loadgen::http::measure(&args.url, target, &plan, args.validate_every)?;
     let latency = cell.latency_ok_us;
     println!(
         "{} connections, {:.1} s: {:.0} req/s ({:.0} ok/s), errors {}, p50 {} µs, p99 {} µs, max {} µs, in flight {:.1}, client CPU {:.2} s",
@@ -478,6 +497,24 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
         cell.mean_in_flight,
         cell.cpu_seconds.client,
     );
+    if let Some(open) = &cell.open_loop {
+        let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
+        println!(
+            "open loop, {} arrivals: {:.0} req/s offered, {} due in the window, answers {:.1}% of them; client send lag p50 {} µs, p99 {} µs; connections {} of at most {}{}",
+            open.arrivals,
+            open.offered_rps,
+            open.due,
+            open.achieved_fraction * 100.0,
+            lag_p50_us,
+            lag_p99_us,
+            open.connections_peak,
+            open.connections_cap,
+            if open.cap_hit { " (the cap was hit: requests waited in the client)" } else { "" }
+        );
+    }
+    for warning in &cell.warnings {
+        println!("warning: {}", warning.message);
+    }
     if let Some(path) = args.json {
         let document = serde_json::json!({
             "schema": HTTP_CELL_SCHEMA,
@@ -493,7 +530,8 @@ fn http(args: HttpArgs) -> anyhow::Result<()> {
         std::fs::write(&path, serde_json::to_vec_pretty(&document)?)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    Ok(())
+    let disqualified = loadgen::warnings::disqualification(&cell).is_some();
+    Ok(if disqualified { loadgen::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
 
 #[cfg(test)]

@@ -357,6 +357,8 @@ mod tests {
                 durable_database: false,
                 database: "existing".into(),
                 parity: vec![],
+                rates: vec![],
+                arrivals: None,
             },
             ceilings: Default::default(),
             stacks: vec![StackResults {
@@ -373,6 +375,7 @@ mod tests {
                     problem: None,
                 }],
                 cells: vec![cell],
+                equal_load: vec![],
             }],
             warnings: vec![Warning::from(WarningKind::ShardOnly { index, count })],
         }

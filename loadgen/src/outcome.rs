@@ -40,13 +40,15 @@ pub enum Problem {
         /// Its exit and the end of its log.
         why: String,
     },
-    /// A cell (a target's scenario at one concurrency, over its rounds) was disqualified.
+    /// A cell (a target's scenario at one concurrency or equal-load rate, over its rounds)
+    /// was disqualified.
     #[allow(missing_docs)] // named for what they hold
     Disqualified {
         /// The stack or ceiling.
         target: String,
         scenario: String,
-        concurrency: u32,
+        /// `c = 128`, or the equal-load rate (`70% of the slowest`).
+        load: String,
         /// The gate it failed (the first, in its first failing round).
         reason: String,
     },
@@ -69,8 +71,8 @@ impl Problem {
             Problem::Interrupted => "interrupted: the results hold what was measured".into(),
             Problem::ContractFailed { stack, why } => format!("{stack} not measured: {why}"),
             Problem::Crashed { stack, why } => format!("{stack} crashed: {why}"),
-            Problem::Disqualified { target, scenario, concurrency, reason } => {
-                format!("{target} · {scenario} · c = {concurrency} disqualified: {reason}")
+            Problem::Disqualified { target, scenario, load, reason } => {
+                format!("{target} · {scenario} · {load} disqualified: {reason}")
             }
         }
     }
@@ -93,23 +95,26 @@ pub fn problems(results: &RunResults) -> Vec<Problem> {
     let targets = results
         .stacks
         .iter()
-        .map(|s| (s.name.as_str(), &s.cells))
-        .chain([("HTTP ceiling", &results.ceilings.http), ("DB ceiling", &results.ceilings.db)]);
+        .map(|s| (s.name.as_str(), s.cells.iter().chain(&s.equal_load)))
+        .chain([
+            ("HTTP ceiling", results.ceilings.http.iter().chain(&[])),
+            ("DB ceiling", results.ceilings.db.iter().chain(&[])),
+        ]);
     for (target, cells) in targets {
-        let mut seen: Vec<(&str, u32)> = Vec::new();
-        for cell in cells.iter() {
-            let key = (cell.scenario.as_str(), block_concurrency(cell));
+        let mut seen: Vec<(&str, String)> = Vec::new();
+        for cell in cells {
+            let key = (cell.scenario.as_str(), cell.load_label());
             if seen.contains(&key) {
                 continue;
             }
             if let Some(warning) = disqualification(cell) {
-                seen.push(key);
                 found.push(Problem::Disqualified {
                     target: target.to_owned(),
                     scenario: key.0.to_owned(),
-                    concurrency: key.1,
+                    load: key.1.clone(),
                     reason: warning.message.clone(),
                 });
+                seen.push(key);
             }
         }
     }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::LoadReport;
 use crate::results::{Cell, LoadMode};
+use bookstore_report::charts::latency_label;
 
 /// Client CPU above this share of its machine's cores: the client may be the bottleneck.
 pub const CLIENT_CPU_LIMIT: f64 = 0.70;
@@ -11,6 +13,19 @@ pub const CLIENT_CPU_LIMIT: f64 = 0.70;
 pub const ERROR_RATE_LIMIT: f64 = 0.01;
 /// Mean in flight below this share of the concurrency: the client did not hold it.
 pub const IN_FLIGHT_FLOOR: f64 = 0.90;
+/// An open loop that answered less than this share of the requests due in its window by the
+/// window's end plus a grace (less two requests, for the edges) did not keep up: the server
+/// fell behind the rate.
+pub const SATURATION_SHARE: f64 = 0.99;
+/// An open loop's client lateness up to this, at its 99th percentile, is ordinary on a
+/// shared machine (a wake-up, a moment without a core: the median window of the kept
+/// default run had 0.9 ms) and never makes a window client-limited.
+pub const CLIENT_LAG_FLOOR_US: u64 = 1_000;
+/// Above the floor, a window is client-limited when its client's 99th-percentile lateness
+/// is more than this share of the 99th-percentile latency it measured: the client's own
+/// lateness, not the server, then made the tail.
+pub const CLIENT_LAG_SHARE: f64 = 0.5;
+
 /// Fewer rounds than this give no interval (one round has no spread to measure).
 pub const MIN_ROUNDS: u32 = 2;
 
@@ -96,6 +111,25 @@ pub enum WarningKind {
         /// How late its warm-up began.
         late_seconds: f64,
     },
+    /// An open loop's server did not keep up with the rate offered: it answered less than
+    /// [`SATURATION_SHARE`] of the requests due in the window by the window's end plus a
+    /// grace. Its latency at this rate is a growing queue's, and is not ranked.
+    Saturated {
+        /// Requests answered in time ÷ requests due.
+        achieved_fraction: f64,
+    },
+    /// An open loop's client fell behind its own schedule: late by more than
+    /// [`CLIENT_LAG_FLOOR_US`] for half its requests, or at its 99th percentile by more than
+    /// the floor and than [`CLIENT_LAG_SHARE`] of the latency p99 it measured. The window
+    /// measured the client; it is left out of the comparisons.
+    ClientLimited {
+        /// The scheduler's median lateness.
+        send_lag_p50_us: u64,
+        /// The scheduler's 99th-percentile lateness.
+        send_lag_p99_us: u64,
+        /// The 99th-percentile latency of the answers the scenario is ranked by.
+        latency_p99_us: u64,
+    },
     /// The merged shards' windows opened further apart than [`SHARD_LATE_FRACTION`] of the
     /// window (by their hosts' clocks).
     ShardsOutOfStep {
@@ -150,6 +184,59 @@ pub fn cell_warnings(cell: &Cell, cpus: usize) -> Vec<Warning> {
         found.push(Warning::from(WarningKind::ShardLate { late_seconds: part.late_seconds }));
     }
     found
+}
+
+/// The warnings of a window this client measured (with `report`, what the engine said of
+/// it): the policy's, its open loop's, and what its settling said.
+pub fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut found = cell_warnings(cell, cpus);
+    found.extend(open_loop_warnings(cell));
+    let connections = cell.shards.first().map_or(cell.concurrency, |s| s.connections);
+    if let Some(answered) = report.unsettled_warmup {
+        found.push(Warning::from(WarningKind::WarmupUnsettled { answered, connections }));
+    }
+    if report.window_capped {
+        let answers = cell.counts.total();
+        found.push(Warning::from(WarningKind::WindowFewAnswers { answers, connections }));
+    }
+    found
+}
+
+/// The warnings of an open-loop window: did the client keep its schedule, did the server
+/// keep up. A client that fell behind explains a shortfall by itself, so it is the one
+/// warning then.
+pub fn open_loop_warnings(cell: &Cell) -> Vec<Warning> {
+    let Some(open) = &cell.open_loop else { return Vec::new() };
+    let (send_lag_p50_us, send_lag_p99_us) =
+        open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
+    let latency_p99_us = cell.ranked_latency().map_or(0, |l| l.p99_us);
+    let behind = send_lag_p50_us > CLIENT_LAG_FLOOR_US;
+    let made_the_tail = send_lag_p99_us > CLIENT_LAG_FLOOR_US
+        && send_lag_p99_us as f64 > CLIENT_LAG_SHARE * latency_p99_us as f64;
+    if behind || made_the_tail {
+        let kind = WarningKind::ClientLimited { send_lag_p50_us, send_lag_p99_us, latency_p99_us };
+        return vec![Warning::from(kind)];
+    }
+    let due = open.due as f64;
+    // Two requests of slack: a short window of a slow scenario is not judged by one.
+    if open.achieved_fraction * due + 2.0 < SATURATION_SHARE * due {
+        let achieved_fraction = open.achieved_fraction;
+        return vec![Warning::from(WarningKind::Saturated { achieved_fraction })];
+    }
+    Vec::new()
+}
+
+/// Why an open-loop window says the stack could not carry its rate, or `None`: its latency
+/// at that rate is not ranked.
+pub fn saturation(cell: &Cell) -> Option<&Warning> {
+    cell.warnings.iter().find(|w| matches!(w.kind, WarningKind::Saturated { .. }))
+}
+
+/// Why an open-loop window measured its client rather than the server, or `None`: the
+/// window is left out of the comparisons.
+pub fn client_limited(cell: &Cell) -> Option<&Warning> {
+    cell.warnings.iter().find(|w| matches!(w.kind, WarningKind::ClientLimited { .. }))
 }
 
 /// The warnings about what a window's load and answers were, whoever measured it (one
@@ -234,6 +321,18 @@ impl From<WarningKind> for Warning {
             WarningKind::ShardLate { late_seconds } => format!(
                 "this shard began {late_seconds:.2} s after its scheduled start: its window overlapped the other shards' only in part (a shard busy too long, or --start-at too soon)"
             ),
+            WarningKind::Saturated { achieved_fraction } => format!(
+                "saturated at this rate: only {:.1}% of the requests due in the window were answered by its end (and a short grace); its latency here is a growing queue's, not ranked — offer a lower rate (--rates)",
+                achieved_fraction * 100.0
+            ),
+            WarningKind::ClientLimited { send_lag_p50_us, send_lag_p99_us, latency_p99_us } => {
+                format!(
+                    "client-limited: the load generator was {} late at its median and {} at its 99th percentile, against a p99 latency of {}: its own lateness, not the server, set this window's figures, which are left out of the comparisons — give the client its own cores, or offer a lower rate",
+                    latency_label(*send_lag_p50_us as f64),
+                    latency_label(*send_lag_p99_us as f64),
+                    latency_label(*latency_p99_us as f64)
+                )
+            }
             WarningKind::ShardsOutOfStep { spread_seconds } => format!(
                 "the shards' windows opened {spread_seconds:.2} s apart: the target was not loaded by all of them for the whole window (check the hosts' clocks, e.g. chrony, and each shard's late_seconds)"
             ),

@@ -293,7 +293,12 @@ impl DbBenchResults {
 
     /// Reads a document, refusing other schemas and versions.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        bookstore_report::read_document(path, SCHEMA, SCHEMA_VERSION, "a dbbench results file")
+        bookstore_report::read_document(
+            path,
+            SCHEMA,
+            SCHEMA_VERSION..=SCHEMA_VERSION,
+            "a dbbench results file",
+        )
     }
 }
 

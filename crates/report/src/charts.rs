@@ -262,6 +262,14 @@ pub fn bar_chart(
 /// HDR layout that gives the tail room.
 pub const CURVE_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0];
 
+/// A latency curve's values: `histogram` at each of [`CURVE_PERCENTILES`] (100: the max).
+pub fn percentile_curve(histogram: &hdrhistogram::Histogram<u64>) -> Vec<u64> {
+    CURVE_PERCENTILES
+        .iter()
+        .map(|p| if *p >= 100.0 { histogram.max() } else { histogram.value_at_quantile(p / 100.0) })
+        .collect()
+}
+
 fn percentile_position(percentile: f64) -> f64 {
     // 100 has no finite position; place it one decade after 99.99.
     let p = if percentile >= 100.0 { 99.999 } else { percentile };

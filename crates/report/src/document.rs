@@ -38,11 +38,11 @@ pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Resul
 }
 
 /// Reads the document at `path`, refusing it unless its `schema` is `schema` (`what` names
-/// it in the error) and its `schema_version` is `version`.
+/// it in the error) and its `schema_version` one of `versions`.
 pub fn read_document<T: serde::de::DeserializeOwned>(
     path: &Path,
     schema: &str,
-    version: u32,
+    versions: std::ops::RangeInclusive<u32>,
     what: &str,
 ) -> anyhow::Result<T> {
     let text =
@@ -52,9 +52,16 @@ pub fn read_document<T: serde::de::DeserializeOwned>(
     if probe["schema"] != schema {
         anyhow::bail!("{} is not {what} (schema {})", path.display(), probe["schema"]);
     }
-    if probe["schema_version"] != version {
+    let readable = probe["schema_version"]
+        .as_u64()
+        .is_some_and(|v| u32::try_from(v).is_ok_and(|v| versions.contains(&v)));
+    if !readable {
+        let reads = match (versions.start(), versions.end()) {
+            (oldest, newest) if oldest == newest => format!("{newest}"),
+            (oldest, newest) => format!("{oldest} to {newest}"),
+        };
         anyhow::bail!(
-            "{} has schema version {}, this version reads {version}",
+            "{} has schema version {}, this version reads {reads}",
             path.display(),
             probe["schema_version"]
         );

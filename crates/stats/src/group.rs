@@ -26,10 +26,19 @@ pub struct Group {
     spreads: Vec<f64>,
 }
 
+/// Which way is better: a rate is better higher, a latency lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// The highest leads.
+    Higher,
+    /// The lowest leads.
+    Lower,
+}
+
 /// Who leads a group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranking {
-    /// Members, highest first (by the geometric mean of their rounds).
+    /// Members, the better first (by the geometric mean of their rounds).
     pub order: Vec<usize>,
     /// The first, and every member the method cannot tell apart from it.
     pub leaders: Vec<usize>,
@@ -106,16 +115,31 @@ impl Group {
         }
     }
 
-    /// The ranking by the geometric mean of the rounds, and whether the first is best.
+    /// The ranking by the geometric mean of the rounds, highest first, and whether the
+    /// first is best.
     pub fn ranking(&self) -> Ranking {
+        self.ranking_by(Better::Higher)
+    }
+
+    /// The ranking by the geometric mean of the rounds, the `better` end first, and whether
+    /// the first is best: distinguishable from every other member, the right way.
+    pub fn ranking_by(&self, better: Better) -> Ranking {
         let mut order: Vec<usize> = (0..self.names.len()).collect();
-        order.sort_by(|&a, &b| self.log_means[b].total_cmp(&self.log_means[a]));
+        order.sort_by(|&a, &b| match better {
+            Better::Higher => self.log_means[b].total_cmp(&self.log_means[a]),
+            Better::Lower => self.log_means[a].total_cmp(&self.log_means[b]),
+        });
         let Some(&top) = order.first() else {
             return Ranking { order, leaders: Vec::new(), best: false };
         };
+        // The first against `other`, as the better way says it when it is clear.
+        let towards_better = match better {
+            Better::Higher => Verdict::Higher,
+            Better::Lower => Verdict::Lower,
+        };
         let beaten = |other: usize| {
             self.compare(&self.names[other], &self.names[top])
-                .is_some_and(|c| c.verdict == Verdict::Higher)
+                .is_some_and(|c| c.verdict == towards_better)
         };
         let leaders: Vec<usize> =
             order.iter().copied().filter(|&i| i == top || !beaten(i)).collect();
@@ -186,6 +210,25 @@ mod tests {
         assert!(!ranking.leaders.contains(&0));
         assert_eq!(group.calls(), (2, 3));
         assert_eq!(group.log_ratio_spreads().len(), 3);
+    }
+
+    #[test]
+    fn a_latency_ranks_lowest_first() {
+        // B takes twice A's time every round: A leads, and is best.
+        let a = [100.0, 130.0, 90.0, 110.0, 120.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
+        let group = Group::paired(&[member("b", &b), member("a", &a)]);
+        let lowest = group.ranking_by(Better::Lower);
+        assert_eq!((lowest.order, lowest.leaders, lowest.best), (vec![1, 0], vec![1], true));
+        assert_eq!(group.ranking().order, [0, 1], "the highest first by default");
+        // Within a few percent either way: no single lowest.
+        let c: Vec<f64> =
+            a.iter().zip([1.03, 0.97, 1.02, 0.99, 1.01]).map(|(x, f)| x * f).collect();
+        let group = Group::paired(&[member("a", &a), member("b", &b), member("c", &c)]);
+        let lowest = group.ranking_by(Better::Lower);
+        assert!(!lowest.best);
+        assert_eq!(lowest.leaders.len(), 2, "{lowest:?}");
+        assert!(!lowest.leaders.contains(&1), "b is clearly slower");
     }
 
     #[test]

@@ -37,7 +37,7 @@ mod ratio;
 mod summary;
 
 pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, family};
-pub use group::{Group, Ranking, flipped};
+pub use group::{Better, Group, Ranking, flipped};
 pub use power::{min_detectable_ratio, power_of};
 pub use ratio::LogRatio;
 pub use summary::Summary;

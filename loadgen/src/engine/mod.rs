@@ -2,8 +2,9 @@
 //!
 //! `workers` threads, each running its own current-thread tokio runtime, share the virtual
 //! users round-robin; each user is one task that does a request, waits for the whole
-//! answer, and does the next (closed loop) or, with a rate, does its requests at fixed
-//! intended times and measures from those (open loop, no coordinated omission, as wrk2).
+//! answer, and does the next (closed loop). With a rate, each thread instead offers its
+//! share of requests at their intended times over connections opened as needed, and times
+//! each from when it was due (the open loop of `open.rs`: no coordinated omission, as wrk2).
 //! What a request *is* comes from a [`Client`]: an HTTP/1.1 exchange on a keep-alive
 //! connection ([`HttpClient`]), or a store call for the database ceiling.
 //!
@@ -11,12 +12,17 @@
 //! picked by index, responses are parsed in place from a per-connection buffer, and every
 //! count and histogram belongs to one thread and is merged once at the end.
 //!
-//! Time is split into three phases by when a request *completes*: warm-up, measurement
-//! (histograms, timeline and throughput come only from here), and drain — requests started
-//! before the measurement closed and answered after. Drained requests are counted apart, so
-//! a write audit can add up everything the server was asked to do.
+//! Time is split into three phases by when a closed loop's request *completes*: warm-up,
+//! measurement (histograms, timeline and throughput come only from here), and drain —
+//! requests started before the measurement closed and answered after. Drained requests are
+//! counted apart, so a write audit can add up everything the server was asked to do. An
+//! open loop's requests count in the phase they were *due* in, so that the window's
+//! latencies are those of exactly the requests it offered, the stalled ones included; its
+//! throughput is still what completed in the window.
 
 pub(crate) mod conn;
+mod open;
+mod pacer;
 pub mod picker;
 pub mod stats;
 
@@ -30,7 +36,7 @@ use std::time::{Duration, Instant};
 
 pub use conn::Response;
 pub use picker::Picker;
-pub use stats::{ErrorKind, LoadReport, Outcome, Phase, PhaseCounts};
+pub use stats::{ErrorKind, LoadReport, OpenCounts, Outcome, Phase, PhaseCounts};
 
 use conn::{Connection, ReadBuffer};
 use stats::WorkerStats;
@@ -101,8 +107,11 @@ pub struct LoadPlan {
     pub duration: Duration,
     /// A request without a complete answer after this is a timeout error.
     pub request_timeout: Duration,
-    /// Total requests per second in open-loop mode; `None` is closed loop.
+    /// Total requests per second in open-loop mode; `None` is closed loop. In an open loop,
+    /// `connections` is the most the client opens (a pool, opened as needed).
     pub rate_rps: Option<f64>,
+    /// How an open loop's requests arrive.
+    pub arrivals: Arrivals,
     /// Set to stop early (Ctrl-C); the report then covers what was measured.
     pub stop: Arc<AtomicBool>,
     /// Completed requests so far, for a live display; each thread adds to its own slot.
@@ -110,6 +119,26 @@ pub struct LoadPlan {
     /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
     /// `duration` exactly (clients on several hosts keep a shared schedule that way).
     pub settle: Option<Settle>,
+}
+
+/// How an open loop's requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrivals {
+    /// Evenly spaced: one every `1 / rate`.
+    #[default]
+    Constant,
+    /// A Poisson process of the same mean rate (exponential gaps, a seeded generator).
+    Poisson,
+}
+
+impl Arrivals {
+    /// As the results record it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Constant => "constant",
+            Self::Poisson => "poisson",
+        }
+    }
 }
 
 /// When the warm-up and the window end by what was answered, not only by the clock: the
@@ -165,6 +194,15 @@ pub trait WindowHooks {
 }
 
 impl WindowHooks for () {}
+
+/// How long after an open loop's window its requests due in the window still count as
+/// answered in time ([`stats::OpenCounts::in_time`]), and may still be sent: a tenth of the
+/// window, at least 50 ms — long enough for any answer of a server that keeps up (the
+/// slowest scenario's p99 at equal load is a few milliseconds), short against the backlog
+/// of one that does not.
+pub fn open_loop_grace(window: Duration) -> Duration {
+    (window / 10).max(Duration::from_millis(50))
+}
 
 /// How long a failed connect waits before the next attempt, to not spin on a dead target.
 const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
@@ -272,7 +310,11 @@ where
     let mut plan = plan.clone();
     let live = Arc::clone(plan.live.get_or_insert_with(|| Arc::new(LiveCounter::new(workers))));
     let warmed = Arc::new(LiveCounter::new(workers));
-    let start = Instant::now() + if plan.settle.is_some() { Duration::ZERO } else { START_DELAY };
+    // A closed loop on the clock gives its threads time to connect before the warm-up; a
+    // settled one waits for their first answers instead, and an open loop opens its
+    // connections as its requests come due, in the warm-up.
+    let on_the_clock = plan.settle.is_none() && plan.rate_rps.is_none();
+    let start = Instant::now() + if on_the_clock { START_DELAY } else { Duration::ZERO };
     let window = Arc::new(Window::new(&plan, start));
     let factory = Arc::new(factory);
     let threads: Vec<_> = (0..workers)
@@ -323,6 +365,9 @@ where
     hooks.measure_ended();
 
     let mut report = LoadReport::new(window.longest());
+    if plan.rate_rps.is_some() {
+        report.open = Some(stats::OpenCounts::default());
+    }
     report.window = measure_end - measure_start;
     report.warmup_elapsed = measure_start - start;
     report.unsettled_warmup = unsettled_warmup;
@@ -378,6 +423,13 @@ fn run_worker<C: Client>(
     local.block_on(&runtime, async {
         client.start().await?;
         let client = Rc::new(client);
+        if let Some(rate) = window.plan.rate_rps {
+            open::drive(window, &client, &stats, worker, workers, rate).await?;
+            for problem in client.problems() {
+                stats.borrow_mut().note_invalid(problem);
+            }
+            return Ok(());
+        }
         let mut users = Vec::new();
         for index in (worker..window.plan.connections).step_by(workers) {
             let (window, client, stats, warmed) =
@@ -399,7 +451,7 @@ fn run_worker<C: Client>(
         .unwrap_or_else(|_| unreachable!("users are done")))
 }
 
-/// One virtual user.
+/// One virtual user of the closed loop: its next request when the last is answered.
 async fn drive<C: Client>(
     window: &Window,
     client: &C,
@@ -412,10 +464,6 @@ async fn drive<C: Client>(
     let mut answered = false;
     let mut picker = client.picker(index, plan.connections);
     let mut connection = client.connect().await.ok();
-    let interval =
-        plan.rate_rps.map(|rate| Duration::from_secs_f64(plan.connections as f64 / rate));
-    let mut intended = window.start
-        + interval.map_or(Duration::ZERO, |i| i.mul_f64(index as f64 / plan.connections as f64));
     tokio::time::sleep_until(window.start.into()).await;
     // One timer per user, pushed later before each request: tokio re-arms a timer whose
     // deadline only moves later with an atomic store, where a fresh `timeout` per request
@@ -423,22 +471,8 @@ async fn drive<C: Client>(
     let watchdog = tokio::time::sleep_until((window.start + plan.request_timeout).into());
     tokio::pin!(watchdog);
 
-    loop {
-        if plan.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        // When this request counts as sent: now (closed loop) or its slot (open loop).
-        let sent = match interval {
-            None => Instant::now(),
-            Some(interval) => {
-                let slot = intended;
-                intended += interval;
-                if slot > Instant::now() {
-                    tokio::time::sleep_until(slot.into()).await;
-                }
-                slot
-            }
-        };
+    while !plan.stop.load(Ordering::Relaxed) {
+        let sent = Instant::now();
         if window.measure_end().is_some_and(|end| sent >= end) {
             break;
         }
@@ -447,66 +481,110 @@ async fn drive<C: Client>(
             None => match client.connect().await {
                 Ok(opened) => connection.insert(opened),
                 Err(kind) => {
-                    let now = Instant::now();
-                    stats.borrow_mut().record(
-                        window.phase(now),
-                        window.second(now),
-                        Outcome::Error(kind),
-                        0,
-                        0,
-                    );
+                    record_connect_error(window, stats, kind);
                     tokio::time::sleep(RECONNECT_BACKOFF).await;
                     continue;
                 }
             },
         };
         let pick = picker.pick();
-        watchdog.as_mut().reset((sent + plan.request_timeout).into());
-        let result = tokio::select! {
-            biased;
-            done = client.call(current, pick) => Some(done),
-            () = &mut watchdog => None,
-        };
-        let finished = Instant::now();
-        let latency_us = finished.saturating_duration_since(sent).as_micros() as u64;
-        let (outcome, status) = match result {
-            None => {
-                connection = None;
-                (Outcome::Error(ErrorKind::Timeout), None)
-            }
-            Some(Err(kind)) => {
-                connection = None;
-                (Outcome::Error(kind), None)
-            }
-            Some(Ok(done)) => {
-                if done.close {
-                    connection = None;
-                }
-                if !answered {
-                    answered = true;
-                    warmed.add(worker);
-                }
-                (done.outcome, done.status)
-            }
-        };
-        let phase = window.phase(finished);
-        let mut stats = stats.borrow_mut();
-        if let Some(status) = status {
-            stats.record_status(phase, status);
+        let exchange = exchange(window, client, current, pick, sent, watchdog.as_mut()).await;
+        if !exchange.keep_connection {
+            connection = None;
         }
-        if outcome == Outcome::Rejected {
-            stats.note_rejected(phase, pick);
+        if exchange.answered && !answered {
+            answered = true;
+            warmed.add(worker);
         }
-        stats.record(
-            phase,
-            window.second(finished),
-            outcome,
-            latency_us,
-            window.overlap_us(sent, finished),
-        );
-        if let Some(live) = &plan.live {
-            live.add(worker);
-        }
+        let finished = exchange.finished;
+        record(window, stats, worker, pick, sent, finished, exchange);
+    }
+}
+
+/// A connection that could not be opened, counted where it failed.
+fn record_connect_error(window: &Window, stats: &RefCell<WorkerStats>, kind: ErrorKind) {
+    let now = Instant::now();
+    stats.borrow_mut().record(window.phase(now), window.second(now), Outcome::Error(kind), 0, 0);
+}
+
+/// How one request ended.
+struct Exchange {
+    outcome: Outcome,
+    status: Option<u16>,
+    finished: Instant,
+    /// The server answered (whatever it said).
+    answered: bool,
+    /// The connection can carry the next request.
+    keep_connection: bool,
+}
+
+/// Request `pick` on `connection`, counted as sent at `sent` (now, or its slot in an open
+/// loop) and given up at `sent` + the request timeout (the `watchdog`, re-armed here).
+async fn exchange<C: Client>(
+    window: &Window,
+    client: &C,
+    connection: &mut C::Connection,
+    pick: usize,
+    sent: Instant,
+    mut watchdog: std::pin::Pin<&mut tokio::time::Sleep>,
+) -> Exchange {
+    watchdog.as_mut().reset((sent + window.plan.request_timeout).into());
+    let result = tokio::select! {
+        biased;
+        done = client.call(connection, pick) => Some(done),
+        () = &mut watchdog => None,
+    };
+    let finished = Instant::now();
+    match result {
+        None => Exchange {
+            outcome: Outcome::Error(ErrorKind::Timeout),
+            status: None,
+            finished,
+            answered: false,
+            keep_connection: false,
+        },
+        Some(Err(kind)) => Exchange {
+            outcome: Outcome::Error(kind),
+            status: None,
+            finished,
+            answered: false,
+            keep_connection: false,
+        },
+        Some(Ok(done)) => Exchange {
+            outcome: done.outcome,
+            status: done.status,
+            finished,
+            answered: true,
+            keep_connection: !done.close,
+        },
+    }
+}
+
+/// Counts a finished request, its latency from `sent`, in the phase and second of `counted_at`
+/// (when it finished, in a closed loop; when it was due, in an open one).
+fn record(
+    window: &Window,
+    stats: &RefCell<WorkerStats>,
+    worker: usize,
+    pick: usize,
+    sent: Instant,
+    counted_at: Instant,
+    exchange: Exchange,
+) {
+    let Exchange { outcome, status, finished, .. } = exchange;
+    let latency_us = finished.saturating_duration_since(sent).as_micros() as u64;
+    let phase = window.phase(counted_at);
+    let mut stats = stats.borrow_mut();
+    if let Some(status) = status {
+        stats.record_status(phase, status);
+    }
+    if outcome == Outcome::Rejected {
+        stats.note_rejected(phase, pick);
+    }
+    let second = window.second(counted_at);
+    stats.record(phase, second, outcome, latency_us, window.overlap_us(sent, finished));
+    if let Some(live) = &window.plan.live {
+        live.add(worker);
     }
 }
 
@@ -584,14 +662,14 @@ impl Client for HttpClient {
     }
 }
 
-/// Runs `plan` over HTTP against `addr`.
+/// Runs `plan` over HTTP against `addr`. Fails only if a client thread cannot set up (an
+/// open loop's timer).
 pub fn run_http(
     plan: &LoadPlan,
     addr: SocketAddr,
     workload: Arc<dyn Workload>,
     validate_every: u64,
     hooks: &mut dyn WindowHooks,
-) -> LoadReport {
+) -> Result<LoadReport, String> {
     run(plan, move |_| HttpClient::new(addr, Arc::clone(&workload), validate_every), hooks)
-        .expect("an HTTP client always starts")
 }

@@ -154,6 +154,26 @@ pub(crate) struct WorkerStats {
     timeline: Vec<Second>,
     problems: Vec<String>,
     rejected_picks: BTreeMap<usize, [u64; 3]>,
+    send_lag_us: Histogram<u64>,
+    connections_peak: usize,
+    cap_hit: bool,
+    open: OpenCounts,
+}
+
+/// What only an open loop counts (its phase counts go by when requests were due).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenCounts {
+    /// Answers of any kind (successes and refusals; not errors) that came while the window
+    /// was open, whenever they were due: the throughput.
+    pub answers: u64,
+    /// The successes among them: the goodput.
+    pub ok: u64,
+    /// Requests due in the window answered by its end plus the grace
+    /// ([`super::open_loop_grace`]): the server kept up with these.
+    pub in_time: u64,
+    /// Requests due in the window still waiting in the client when the grace ran out: not
+    /// sent (a server that far behind is saturated, and its queue is not worth waiting for).
+    pub dropped: u64,
 }
 
 impl WorkerStats {
@@ -170,7 +190,54 @@ impl WorkerStats {
                 .collect(),
             problems: Vec::new(),
             rejected_picks: BTreeMap::new(),
+            send_lag_us: histogram(),
+            connections_peak: 0,
+            cap_hit: false,
+            open: OpenCounts::default(),
         }
+    }
+
+    /// An open loop's request due in `due` ended in `finished` (by the clock), in time or
+    /// not (see [`OpenCounts::in_time`]).
+    pub(crate) fn note_finished(
+        &mut self,
+        due: Phase,
+        finished: Phase,
+        outcome: Outcome,
+        in_time: bool,
+    ) {
+        let answered = matches!(outcome, Outcome::Ok | Outcome::Rejected);
+        if finished == Phase::Measure {
+            self.open.answers += u64::from(answered);
+            self.open.ok += u64::from(outcome == Outcome::Ok);
+        }
+        if due == Phase::Measure {
+            self.open.in_time += u64::from(answered && in_time);
+        }
+    }
+
+    /// `count` requests due in the window were dropped unsent.
+    pub(crate) fn note_dropped(&mut self, count: u64) {
+        self.open.dropped += count;
+    }
+
+    /// How late the open loop's scheduler put a request on its queue (the client's own
+    /// lateness, not the server's), for requests due in the window.
+    pub(crate) fn record_send_lag(&mut self, phase: Phase, late: Duration) {
+        if phase == Phase::Measure {
+            self.send_lag_us
+                .saturating_record((late.as_micros() as u64).clamp(1, HISTOGRAM_MAX_US));
+        }
+    }
+
+    /// The open loop now has `open` connections.
+    pub(crate) fn note_connections(&mut self, open: usize) {
+        self.connections_peak = self.connections_peak.max(open);
+    }
+
+    /// A request due in `phase` found every connection busy and the cap reached.
+    pub(crate) fn note_cap_hit(&mut self, phase: Phase) {
+        self.cap_hit |= phase == Phase::Measure;
     }
 
     /// Which request was refused, for the audit to check that its book really was out of
@@ -266,6 +333,15 @@ pub struct LoadReport {
     pub unsettled_warmup: Option<u64>,
     /// A settled window that reached its longest before holding its answers.
     pub window_capped: bool,
+    /// Open loop: how late the client's scheduler was against the schedule, µs (requests
+    /// due in the window).
+    pub send_lag_us: Histogram<u64>,
+    /// Open loop: the most connections open at once (summed over the client threads).
+    pub connections_peak: usize,
+    /// Open loop: a request due in the window found every connection busy at the cap.
+    pub cap_hit: bool,
+    /// What only an open loop counts (`None` for a closed loop).
+    pub open: Option<OpenCounts>,
 }
 
 impl LoadReport {
@@ -286,6 +362,10 @@ impl LoadReport {
             rejected_picks: BTreeMap::new(),
             unsettled_warmup: None,
             window_capped: false,
+            send_lag_us: empty.send_lag_us,
+            connections_peak: 0,
+            cap_hit: false,
+            open: None,
         }
     }
 
@@ -313,6 +393,15 @@ impl LoadReport {
                 self.problems.push(problem);
             }
         }
+        self.send_lag_us.add(&worker.send_lag_us).expect("same histogram bounds");
+        self.connections_peak += worker.connections_peak;
+        self.cap_hit |= worker.cap_hit;
+        if let Some(open) = &mut self.open {
+            open.answers += worker.open.answers;
+            open.ok += worker.open.ok;
+            open.in_time += worker.open.in_time;
+            open.dropped += worker.open.dropped;
+        }
         for (pick, counts) in worker.rejected_picks {
             let mine = self.rejected_picks.entry(pick).or_default();
             for (mine, theirs) in mine.iter_mut().zip(counts) {
@@ -321,14 +410,17 @@ impl LoadReport {
         }
     }
 
-    /// Every response completed in the window per second.
+    /// Every response completed in the window per second (an open loop's answers only:
+    /// its errors include requests that never left the client).
     pub fn throughput_rps(&self) -> f64 {
-        self.measure.total() as f64 / self.window.as_secs_f64()
+        let completed = self.open.map_or(self.measure.total(), |a| a.answers);
+        completed as f64 / self.window.as_secs_f64()
     }
 
     /// Successes completed in the window per second.
     pub fn goodput_rps(&self) -> f64 {
-        self.measure.ok as f64 / self.window.as_secs_f64()
+        let ok = self.open.map_or(self.measure.ok, |a| a.ok);
+        ok as f64 / self.window.as_secs_f64()
     }
 
     /// Mean requests in flight during the window: the time every request spent in flight

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::outcome::block_concurrency;
-use crate::results::{Cell, RunResults, decode_histogram};
+use crate::results::{Cell, Rate, RunResults, decode_histogram};
 use crate::scenario::Scenario;
 use crate::warnings::disqualification;
 
@@ -83,7 +83,11 @@ pub(crate) struct Dataset<'a> {
     pub(crate) stacks: Vec<String>,
     pub(crate) scenarios: Vec<String>,
     pub(crate) concurrency: Vec<u32>,
+    /// The fixed-load phase's rates, as [`Rate::label`] names them, in the order first met.
+    pub(crate) equal_load_rates: Vec<String>,
     cells: BTreeMap<(Target, String, u32), CellWindows<'a>>,
+    /// The fixed-load phase's windows by stack, scenario and rate.
+    equal_load: BTreeMap<(String, String, String), CellWindows<'a>>,
     empty: CellWindows<'a>,
 }
 
@@ -93,6 +97,8 @@ impl<'a> Dataset<'a> {
         let mut scenarios: Vec<String> = Vec::new();
         let mut concurrency: Vec<u32> = Vec::new();
         let mut cells: BTreeMap<(Target, String, u32), CellWindows<'a>> = BTreeMap::new();
+        let mut equal_load: BTreeMap<(String, String, String), CellWindows<'a>> = BTreeMap::new();
+        let mut equal_load_rates: Vec<String> = Vec::new();
         for (run_index, run) in runs.iter().enumerate() {
             for scenario in &run.settings.scenarios {
                 if !scenarios.contains(scenario) {
@@ -117,11 +123,43 @@ impl<'a> Dataset<'a> {
                 for cell in &stack.cells {
                     add(Target::Stack(stack.name.clone()), cell);
                 }
+                for cell in &stack.equal_load {
+                    let rate = cell.equal_load_rate().map_or(String::new(), Rate::label);
+                    if !equal_load_rates.contains(&rate) {
+                        equal_load_rates.push(rate.clone());
+                    }
+                    let key = (stack.name.clone(), cell.scenario.clone(), rate);
+                    equal_load
+                        .entry(key)
+                        .or_default()
+                        .windows
+                        .push(((run_index, cell.round), cell));
+                }
             }
         }
         concurrency.sort_unstable();
         concurrency.dedup();
-        Self { runs, stacks, scenarios, concurrency, cells, empty: CellWindows::default() }
+        Self {
+            runs,
+            stacks,
+            scenarios,
+            concurrency,
+            equal_load_rates,
+            cells,
+            equal_load,
+            empty: CellWindows::default(),
+        }
+    }
+
+    /// The fixed-load windows of `stack` in `scenario` at `rate` (a [`Rate::label`]).
+    pub(crate) fn equal_load_cell(
+        &self,
+        stack: &str,
+        scenario: &str,
+        rate: &str,
+    ) -> &CellWindows<'a> {
+        let key = (stack.to_owned(), scenario.to_owned(), rate.to_owned());
+        self.equal_load.get(&key).unwrap_or(&self.empty)
     }
 
     pub(crate) fn cell(
@@ -147,10 +185,22 @@ impl<'a> Dataset<'a> {
         scenario: &str,
         concurrency: u32,
     ) -> Option<Histogram<u64>> {
+        self.cell(target, scenario, concurrency).latency(scenario)
+    }
+
+    /// Total rounds per cell of the runs together.
+    pub(crate) fn rounds(&self) -> u32 {
+        self.runs.iter().map(|r| r.settings.rounds.max(1) * r.settings.repeat.max(1)).sum()
+    }
+}
+
+impl CellWindows<'_> {
+    /// Latency over every complete window: of the successes, and for a scenario ranked by
+    /// expected answers (`checkoutSoldOut`) of the refusals too.
+    pub(crate) fn latency(&self, scenario: &str) -> Option<Histogram<u64>> {
         let with_refusals = Metric::for_scenario(scenario) == Metric::Answered;
         let mut merged: Option<Histogram<u64>> = None;
-        let cell = self.cell(target, scenario, concurrency);
-        let encoded = cell.samples().flat_map(|(_, cell)| {
+        let encoded = self.samples().flat_map(|(_, cell)| {
             let refusals = with_refusals.then_some(cell.histogram_rejected.as_str());
             std::iter::once(cell.histogram_ok.as_str()).chain(refusals)
         });
@@ -167,11 +217,6 @@ impl<'a> Dataset<'a> {
             }
         }
         merged
-    }
-
-    /// Total rounds per cell of the runs together.
-    pub(crate) fn rounds(&self) -> u32 {
-        self.runs.iter().map(|r| r.settings.rounds.max(1) * r.settings.repeat.max(1)).sum()
     }
 }
 

@@ -1,4 +1,4 @@
-//! Section 6: what makes the numbers trustworthy or not — disqualified cells, the write
+//! Section 7: what makes the numbers trustworthy or not — disqualified cells, the write
 //! audits, SQL statements per request, the contract check, and every warning.
 
 use std::collections::BTreeMap;
@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bookstore_stats::Summary;
 use serde::Serialize;
 
-use super::dataset::{Dataset, Target};
+use super::dataset::{CellWindows, Dataset, Target};
 use crate::warnings;
 
 #[derive(Debug, Serialize)]
@@ -27,13 +27,17 @@ struct Gates {
     error_percent: String,
     in_flight_percent: String,
     client_cpu_percent: String,
+    saturation_percent: String,
+    client_lag_floor: String,
+    client_lag_percent: String,
 }
 
 #[derive(Debug, Serialize)]
 struct DisqualifiedLine {
     target: String,
     scenario: String,
-    concurrency: u32,
+    /// `c = 128`, or an equal-load rate.
+    load: String,
     reason: String,
 }
 
@@ -41,7 +45,7 @@ struct DisqualifiedLine {
 struct AuditLine {
     target: String,
     scenario: String,
-    concurrency: u32,
+    load: String,
     passed: usize,
     audited: usize,
     checkout_rows: u64,
@@ -92,57 +96,75 @@ fn targets(dataset: &Dataset<'_>) -> Vec<Target> {
     targets
 }
 
+/// Every block of windows of `scenario`: per target its closed-loop cells at each
+/// concurrency, then the stacks' equal-load cells at each rate — with the target's name and
+/// the load's.
+fn blocks<'d, 'a>(
+    dataset: &'d Dataset<'a>,
+    scenario: &str,
+) -> Vec<(String, String, &'d CellWindows<'a>)> {
+    let mut blocks = Vec::new();
+    for target in targets(dataset) {
+        for &concurrency in &dataset.concurrency {
+            let windows = dataset.cell(&target, scenario, concurrency);
+            blocks.push((target.name(), format!("c = {concurrency}"), windows));
+        }
+    }
+    for stack in &dataset.stacks {
+        for rate in &dataset.equal_load_rates {
+            let windows = dataset.equal_load_cell(stack, scenario, rate);
+            blocks.push((stack.clone(), rate.clone(), windows));
+        }
+    }
+    blocks.retain(|(_, _, windows)| !windows.is_empty());
+    blocks
+}
+
 pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
     let mut disqualified = Vec::new();
     let mut audits = Vec::new();
     let mut warnings = Vec::new();
     for scenario in &dataset.scenarios {
-        for target in targets(dataset) {
-            for &concurrency in &dataset.concurrency {
-                let windows = dataset.cell(&target, scenario, concurrency);
-                if windows.is_empty() {
-                    continue;
-                }
-                if let Some(reason) = windows.disqualified() {
-                    disqualified.push(DisqualifiedLine {
-                        target: target.name(),
-                        scenario: scenario.clone(),
-                        concurrency,
-                        reason,
-                    });
-                }
-                let audited: Vec<_> = windows.cells().filter_map(|c| c.audit.as_ref()).collect();
-                if !audited.is_empty() {
-                    let mut failures: Vec<String> =
-                        audited.iter().flat_map(|a| a.failures.iter().cloned()).collect();
-                    failures.dedup();
-                    audits.push(AuditLine {
-                        target: target.name(),
-                        scenario: scenario.clone(),
-                        concurrency,
-                        passed: audited.iter().filter(|a| a.passed).count(),
-                        audited: audited.len(),
-                        checkout_rows: audited.iter().map(|a| a.checkout_rows).sum(),
-                        acknowledged: audited.iter().map(|a| a.acknowledged_checkouts).sum(),
-                        failures: failures.join("; "),
-                    });
-                }
-                // One line per kind of warning and cell, with how many windows had it.
-                let mut kinds: BTreeMap<String, (String, usize)> = BTreeMap::new();
-                for warning in windows.cells().flat_map(|c| &c.warnings) {
-                    let kind = serde_json::to_value(&warning.kind)
-                        .ok()
-                        .and_then(|v| v["type"].as_str().map(str::to_owned))
-                        .unwrap_or_default();
-                    kinds.entry(kind).or_insert_with(|| (warning.message.clone(), 0)).1 += 1;
-                }
-                for (message, count) in kinds.into_values() {
-                    warnings.push(WarningLine {
-                        target: format!("{} · {scenario} · c = {concurrency}", target.name()),
-                        message,
-                        windows: count,
-                    });
-                }
+        for (target, load, windows) in blocks(dataset, scenario) {
+            if let Some(reason) = windows.disqualified() {
+                disqualified.push(DisqualifiedLine {
+                    target: target.clone(),
+                    scenario: scenario.clone(),
+                    load: load.clone(),
+                    reason,
+                });
+            }
+            let audited: Vec<_> = windows.cells().filter_map(|c| c.audit.as_ref()).collect();
+            if !audited.is_empty() {
+                let mut failures: Vec<String> =
+                    audited.iter().flat_map(|a| a.failures.iter().cloned()).collect();
+                failures.dedup();
+                audits.push(AuditLine {
+                    target: target.clone(),
+                    scenario: scenario.clone(),
+                    load: load.clone(),
+                    passed: audited.iter().filter(|a| a.passed).count(),
+                    audited: audited.len(),
+                    checkout_rows: audited.iter().map(|a| a.checkout_rows).sum(),
+                    acknowledged: audited.iter().map(|a| a.acknowledged_checkouts).sum(),
+                    failures: failures.join("; "),
+                });
+            }
+            // One line per kind of warning and cell, with how many windows had it.
+            let mut kinds: BTreeMap<String, (String, usize)> = BTreeMap::new();
+            for warning in windows.cells().flat_map(|c| &c.warnings) {
+                let kind = serde_json::to_value(&warning.kind)
+                    .ok()
+                    .and_then(|v| v["type"].as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                kinds.entry(kind).or_insert_with(|| (warning.message.clone(), 0)).1 += 1;
+            }
+            for (message, count) in kinds.into_values() {
+                warnings.push(WarningLine {
+                    target: format!("{target} · {scenario} · {load}"),
+                    message,
+                    windows: count,
+                });
             }
         }
     }
@@ -228,6 +250,11 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
             error_percent: super::percent(warnings::ERROR_RATE_LIMIT),
             in_flight_percent: super::percent(warnings::IN_FLIGHT_FLOOR),
             client_cpu_percent: super::percent(warnings::CLIENT_CPU_LIMIT),
+            saturation_percent: super::percent(warnings::SATURATION_SHARE),
+            client_lag_floor: bookstore_report::charts::latency_label(
+                warnings::CLIENT_LAG_FLOOR_US as f64,
+            ),
+            client_lag_percent: super::percent(warnings::CLIENT_LAG_SHARE),
         },
     }
 }

@@ -12,12 +12,14 @@
 
 mod axes;
 pub mod compare;
-mod dataset;
+pub(crate) mod dataset;
 mod efficiency;
+mod equal_load;
 mod headline;
 mod integrity;
 mod method;
 mod scenarios;
+pub mod terminal;
 mod verdicts;
 
 use serde::Serialize;
@@ -30,9 +32,9 @@ use dataset::Dataset;
 
 const SUMMARY_TEMPLATE: &str = include_str!("../../templates/summary.html");
 
-/// A rate as text: median, and the range over the rounds.
+/// A rate as text: median, and the range over the rounds (when there is one).
 pub(crate) fn rate_text(summary: &bookstore_stats::Summary) -> String {
-    if summary.n > 1 {
+    if summary.n > 1 && summary.min < summary.max {
         format!("{:.0} ({:.0}–{:.0})", summary.median, summary.min, summary.max)
     } else {
         format!("{:.0}", summary.median)
@@ -86,6 +88,8 @@ struct Page {
     legend: Vec<charts::Legend>,
     headline: Vec<headline::HeadlineRow>,
     scenarios: Vec<scenarios::ScenarioSection>,
+    equal_load: Vec<equal_load::EqualLoadSection>,
+    equal_load_note: String,
     efficiency: Vec<efficiency::EfficiencyTable>,
     axes: Vec<axes::AxisTable>,
     integrity: integrity::Integrity,
@@ -125,6 +129,8 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
             .collect(),
         headline: headline::rows(&dataset),
         scenarios: dataset.scenarios.iter().map(|s| scenarios::section(&dataset, s)).collect(),
+        equal_load: equal_load::sections(&dataset),
+        equal_load_note: equal_load::note(&dataset),
         efficiency: dataset.scenarios.iter().map(|s| efficiency::table(&dataset, s)).collect(),
         axes: axes::tables(&dataset),
         integrity: integrity::integrity(&dataset),

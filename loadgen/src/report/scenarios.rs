@@ -188,17 +188,11 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
                         return None;
                     }
                     let histogram = dataset.latency(&target, scenario, concurrency)?;
-                    let values = charts::CURVE_PERCENTILES
-                        .iter()
-                        .map(|p| {
-                            if *p >= 100.0 {
-                                histogram.max()
-                            } else {
-                                histogram.value_at_quantile(p / 100.0)
-                            }
-                        })
-                        .collect();
-                    Some((colour(dataset, stack), stack.clone(), values))
+                    Some((
+                        colour(dataset, stack),
+                        stack.clone(),
+                        charts::percentile_curve(&histogram),
+                    ))
                 })
                 .collect();
             let of = if metric == Metric::Answered { "expected answers" } else { "successes" };

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use bookstore_stats::{
-    Comparison, FALSE_DISCOVERY_RATE, Group, LogRatio, Ranking, Summary, family,
+    Better, Comparison, FALSE_DISCOVERY_RATE, Group, LogRatio, Ranking, Summary, family,
 };
 
-use super::dataset::{Dataset, Metric, RoundKey, Target};
+use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
 use crate::results::Cell;
 
 /// One stack of a family.
@@ -19,6 +19,9 @@ pub(crate) struct Member {
     pub(crate) name: String,
     /// Why its cell is disqualified: it is then in no comparison.
     pub(crate) disqualified: Option<String>,
+    /// Why its figures, though valid, are not ranked (a latency at a rate it could not
+    /// carry): it is then in no comparison either.
+    pub(crate) not_ranked: Option<String>,
     /// Median and range over the rounds.
     pub(crate) summary: Option<Summary>,
     samples: BTreeMap<RoundKey, f64>,
@@ -27,7 +30,7 @@ pub(crate) struct Member {
 impl Member {
     /// Whether it takes part in comparisons.
     pub(crate) fn qualified(&self) -> bool {
-        self.disqualified.is_none() && !self.samples.is_empty()
+        self.disqualified.is_none() && self.not_ranked.is_none() && !self.samples.is_empty()
     }
 }
 
@@ -36,21 +39,38 @@ impl Member {
 pub(crate) struct Family {
     pub(crate) members: Vec<Member>,
     group: Group,
+    better: Better,
 }
 
 impl Family {
-    /// The family of a metric `value` of each window (`None`: no value in that window).
+    /// The family of a metric `value` of each window (`None`: no value in that window) at
+    /// saturation, `better` higher or lower.
     fn of(
         dataset: &Dataset<'_>,
         scenario: &str,
         concurrency: u32,
+        better: Better,
         value: impl Fn(&Cell) -> Option<f64>,
+    ) -> Self {
+        let windows =
+            |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
+        Self::of_windows(dataset, windows, better, value, |_| None)
+    }
+
+    /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
+    /// out of the comparisons.
+    fn of_windows<'a, 'd: 'a>(
+        dataset: &'a Dataset<'d>,
+        windows: impl Fn(&str) -> &'a CellWindows<'d>,
+        better: Better,
+        value: impl Fn(&Cell) -> Option<f64>,
+        not_ranked: impl Fn(&CellWindows<'d>) -> Option<String>,
     ) -> Self {
         let members: Vec<Member> = dataset
             .stacks
             .iter()
             .filter_map(|stack| {
-                let cell = dataset.cell(&Target::Stack(stack.clone()), scenario, concurrency);
+                let cell = windows(stack);
                 if cell.is_empty() {
                     return None;
                 }
@@ -59,6 +79,7 @@ impl Family {
                 Some(Member {
                     name: stack.clone(),
                     disqualified: cell.disqualified(),
+                    not_ranked: not_ranked(cell),
                     samples,
                     summary,
                 })
@@ -69,26 +90,42 @@ impl Family {
             .filter(|m| m.qualified())
             .map(|m| (m.name.clone(), m.samples.clone()))
             .collect();
-        Self { members, group: Group::paired(&qualified) }
+        Self { members, group: Group::paired(&qualified), better }
     }
 
     /// The family of the scenario's rate.
     pub(crate) fn rates(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
-        Self::of(dataset, scenario, concurrency, |cell| Some(metric.of(cell)))
+        Self::of(dataset, scenario, concurrency, Better::Higher, |cell| Some(metric.of(cell)))
     }
 
     /// The family of the p99 latency at saturation (of the answers the scenario is ranked
     /// by): lower is better, so "higher" is slower here.
     pub(crate) fn p99(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
-        let metric = Metric::for_scenario(scenario);
-        Self::of(dataset, scenario, concurrency, |cell| {
-            let latency = match metric {
-                Metric::Answered => cell.latency_rejected_us.or(cell.latency_ok_us),
-                _ => cell.latency_ok_us,
-            };
-            latency.map(|l| l.p99_us as f64)
+        Self::of(dataset, scenario, concurrency, Better::Lower, |cell| {
+            cell.ranked_latency().map(|l| l.p99_us as f64)
         })
+    }
+
+    /// The family of the p99 latency at an equal offered `rate` (a key of
+    /// [`Dataset::equal_load_rates`]): lower is better. A stack that could not carry the
+    /// rate in any round is not ranked; a window whose client fell behind is left out.
+    pub(crate) fn equal_load_p99(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Self {
+        let windows = |stack: &str| dataset.equal_load_cell(stack, scenario, rate);
+        let not_ranked = |windows: &CellWindows<'_>| {
+            let saturated: Vec<&crate::warnings::Warning> =
+                windows.cells().filter_map(crate::warnings::saturation).collect();
+            let first = saturated.first()?;
+            let rounds = windows.cells().count();
+            Some(format!("{} (in {} of {rounds} rounds)", first.message, saturated.len()))
+        };
+        let p99 = |cell: &Cell| {
+            if crate::warnings::client_limited(cell).is_some() {
+                return None;
+            }
+            cell.ranked_latency().map(|l| l.p99_us as f64)
+        };
+        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked)
     }
 
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
@@ -100,10 +137,10 @@ impl Family {
         self.group.compare(a, b)
     }
 
-    /// The qualified members' ranking, as indices into `members`.
+    /// The qualified members' ranking, the better first, as indices into `members`.
     pub(crate) fn ranking(&self) -> Ranking {
         let to_member = |i: usize| self.index(&self.group.names()[i]).expect("a member");
-        let Ranking { order, leaders, best } = self.group.ranking();
+        let Ranking { order, leaders, best } = self.group.ranking_by(self.better);
         Ranking {
             order: order.into_iter().map(to_member).collect(),
             leaders: leaders.into_iter().map(to_member).collect(),

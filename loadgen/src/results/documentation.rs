@@ -3,6 +3,23 @@
 use super::*;
 use crate::warnings::WarningKind;
 
+fn open_cell() -> Cell {
+    let mut cell = cell();
+    cell.open_loop = Some(OpenLoop {
+        offered_rps: 1.0,
+        fraction_of_slowest: Some(0.7),
+        arrivals: "constant".into(),
+        due: 1,
+        achieved_fraction: 1.0,
+        dropped: 0,
+        connections_cap: 1,
+        connections_peak: 1,
+        cap_hit: false,
+        send_lag_us: cell.latency_ok_us,
+    });
+    cell
+}
+
 fn cell() -> Cell {
     let mut report = LoadReport::new(std::time::Duration::from_secs(1));
     report.latency_ok_us.record(100).unwrap();
@@ -40,6 +57,9 @@ fn cell() -> Cell {
         WarningKind::ShardOnly { index: 1, count: 2 }.into(),
         WarningKind::ShardLate { late_seconds: 1.0 }.into(),
         WarningKind::ShardsOutOfStep { spread_seconds: 1.0 }.into(),
+        WarningKind::Saturated { achieved_fraction: 0.5 }.into(),
+        WarningKind::ClientLimited { send_lag_p50_us: 1, send_lag_p99_us: 1, latency_p99_us: 1 }
+            .into(),
     ];
     cell.shards = vec![ShardPart {
         shard: 1,
@@ -95,6 +115,8 @@ fn every_field_a_results_file_can_hold_is_documented() {
             durable_database: false,
             database: String::new(),
             parity: vec![],
+            rates: vec![Rate::Share(0.7), Rate::PerSecond(5000.0)],
+            arrivals: Some(String::new()),
         },
         ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
         stacks: vec![StackResults {
@@ -107,6 +129,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             args: vec![String::new()],
             validation: vec![Validation { scenario: String::new(), passed: true, problem: None }],
             cells: vec![cell()],
+            equal_load: vec![open_cell()],
         }],
         warnings: vec![WarningKind::StoppedEarly.into()],
     };

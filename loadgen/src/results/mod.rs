@@ -19,15 +19,19 @@ use serde::{Deserialize, Serialize};
 pub use bookstore_report::{Environment, LatencySummary, RunInfo};
 use bookstore_report::{read_document, write_document};
 
-use crate::engine::{ErrorKind, LoadReport, PhaseCounts};
+use crate::engine::{Arrivals, ErrorKind, LoadReport, PhaseCounts};
 use crate::warnings::Warning;
 
 /// Identifies a suite results document.
 pub const SCHEMA: &str = "bookstore-bench/results";
 /// Identifies a single-cell document written by `loadgen http --json`.
 pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
-/// The version of both documents' layout: 2 since cells are measured in rounds.
-pub const SCHEMA_VERSION: u32 = 2;
+/// The version of both documents' layout: 2 since cells are measured in rounds, 3 since the
+/// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
+/// without them).
+pub const SCHEMA_VERSION: u32 = 3;
+/// The oldest version this one reads.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
 
 /// A whole suite run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -118,6 +122,59 @@ pub struct Settings {
     pub database: String,
     /// The pool parity rules every stack ran under (SPEC §1).
     pub parity: Vec<String>,
+    /// `--rates`: the fixed-load phase's rates, each offered to every stack after a
+    /// scenario's closed-loop rounds (`stacks[].equal_load`). Empty: no such phase.
+    #[serde(default)]
+    pub rates: Vec<Rate>,
+    /// How the fixed-load phase's requests arrived: `constant` (evenly spaced) or `poisson`
+    /// (`--poisson`). Absent without the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+}
+
+/// A rate of the fixed-load phase (`--rates`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum Rate {
+    /// A share of the slowest qualified stack's goodput at the lowest concurrency, measured
+    /// in the same run moments before.
+    Share(f64),
+    /// Requests per second.
+    PerSecond(f64),
+}
+
+impl Rate {
+    /// `0.7` or `70%` (a share, at most 1), `5000` (requests per second, more than 1).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let bad = || {
+            format!(
+                "--rates {text:?}: expected a share like 0.7 or 70%, or requests per second like 5000"
+            )
+        };
+        let (number, percent) = match text.strip_suffix('%') {
+            Some(number) => (number, true),
+            None => (text, false),
+        };
+        let value: f64 = number.trim().parse().map_err(|_| bad())?;
+        if !value.is_finite() || value <= 0.0 {
+            return Err(bad());
+        }
+        Ok(match (percent, value) {
+            (true, v) if v <= 100.0 => Self::Share(v / 100.0),
+            (true, _) => return Err(bad()),
+            (false, v) if v <= 1.0 => Self::Share(v),
+            (false, v) => Self::PerSecond(v),
+        })
+    }
+
+    /// As a reader says it: `70% of the slowest` or `5000 req/s`.
+    pub fn label(self) -> String {
+        match self {
+            Self::Share(share) => format!("{:.0}% of the slowest", share * 100.0),
+            Self::PerSecond(rate) => format!("{rate:.0} req/s"),
+        }
+    }
 }
 
 /// What this machine allows at best.
@@ -158,8 +215,12 @@ pub struct StackResults {
     pub args: Vec<String>,
     /// The contract check of every scenario before measuring.
     pub validation: Vec<Validation>,
-    /// Measured cells.
+    /// Measured windows (one per scenario, concurrency and round), closed loop.
     pub cells: Vec<Cell>,
+    /// The fixed-load phase's windows: open loop at a rate every stack is offered alike
+    /// (one per scenario, rate and round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equal_load: Vec<Cell>,
 }
 
 /// One scenario's contract check before measuring.
@@ -254,6 +315,68 @@ pub struct Cell {
     /// shard's own file its one entry, in a merged file one per shard. Absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardPart>,
+    /// What an open loop offered and how it kept to it. Absent for a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoop>,
+}
+
+/// An open-loop window: what was offered, and whether the client kept its schedule.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OpenLoop {
+    /// The rate offered, requests per second (also in `mode`).
+    pub offered_rps: f64,
+    /// The rate as asked for: a share of the slowest qualified stack's goodput at the lowest
+    /// concurrency (`--rates 0.7`); absent for a rate given in requests per second.
+    pub fraction_of_slowest: Option<f64>,
+    /// `constant` (evenly spaced) or `poisson`.
+    pub arrivals: String,
+    /// Requests due in the window.
+    pub due: u64,
+    /// The share of them answered by the window's end plus a grace of a tenth of the
+    /// window (at least 50 ms): 1 when the server kept up; short when it fell behind.
+    pub achieved_fraction: f64,
+    /// Requests still waiting in the client when that grace ran out, dropped unsent (the
+    /// server was that far behind).
+    pub dropped: u64,
+    /// The most connections the client may open (the suite's largest concurrency).
+    pub connections_cap: u32,
+    /// The most it had open.
+    pub connections_peak: u32,
+    /// A request due in the window found every connection busy at the cap and waited in
+    /// the client (its latency still counts from when it was due).
+    pub cap_hit: bool,
+    /// How late the client's scheduler was against the schedule: its own lag, not the
+    /// server's.
+    pub send_lag_us: Option<LatencySummary>,
+}
+
+impl OpenLoop {
+    /// What an open loop offered (`offered_rps`, asked as `fraction` of the slowest if so,
+    /// arriving as `arrivals`, over at most `cap` connections), and how the client kept to
+    /// it, from the engine's `report`.
+    pub fn of(
+        offered_rps: f64,
+        fraction_of_slowest: Option<f64>,
+        arrivals: Arrivals,
+        cap: u32,
+        report: &LoadReport,
+    ) -> Self {
+        let due = report.send_lag_us.len();
+        let counts = report.open.unwrap_or_default();
+        Self {
+            offered_rps,
+            fraction_of_slowest,
+            arrivals: arrivals.name().to_owned(),
+            due,
+            achieved_fraction: if due > 0 { counts.in_time as f64 / due as f64 } else { 0.0 },
+            dropped: counts.dropped,
+            connections_cap: cap,
+            connections_peak: report.connections_peak as u32,
+            cap_hit: report.cap_hit,
+            send_lag_us: LatencySummary::of(&report.send_lag_us),
+        }
+    }
 }
 
 /// One shard's part of a cell.
@@ -440,6 +563,35 @@ impl Cell {
             stopped_early: report.stopped_early,
             warnings: Vec::new(),
             shards: Vec::new(),
+            open_loop: None,
+        }
+    }
+
+    /// The rate of an open-loop window as the pages group it: the share of the slowest asked
+    /// for (its requests per second differ from run to run), or the rate given; `None` for a
+    /// closed loop.
+    pub fn equal_load_rate(&self) -> Option<Rate> {
+        let open = self.open_loop.as_ref()?;
+        Some(open.fraction_of_slowest.map_or(Rate::PerSecond(open.offered_rps), Rate::Share))
+    }
+
+    /// The load a window was measured under, for a reader: `c = 128` (the stacks'
+    /// concurrency it was measured beside), or the equal-load rate.
+    pub fn load_label(&self) -> String {
+        match self.equal_load_rate() {
+            Some(rate) => rate.label(),
+            None => format!("c = {}", self.beside_concurrency.unwrap_or(self.concurrency)),
+        }
+    }
+
+    /// The latency of the answers its scenario is ranked by: the successes', and for
+    /// `checkoutSoldOut` (ranked by expected answers: after ten sales every correct answer is
+    /// a refusal) the refusals'.
+    pub fn ranked_latency(&self) -> Option<LatencySummary> {
+        if self.scenario == crate::scenario::Scenario::CheckoutSoldOut.name() {
+            self.latency_rejected_us.or(self.latency_ok_us)
+        } else {
+            self.latency_ok_us
         }
     }
 
@@ -477,13 +629,27 @@ impl RunResults {
 
     /// Reads a results document, refusing other schemas and unknown versions.
     pub fn read(path: &Path) -> anyhow::Result<Self> {
-        read_document(path, SCHEMA, SCHEMA_VERSION, "a suite results file")
+        let versions = OLDEST_READABLE_VERSION..=SCHEMA_VERSION;
+        read_document(path, SCHEMA, versions, "a suite results file")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_read_as_shares_up_to_one_and_as_requests_per_second_above() {
+        assert_eq!(Rate::parse("0.7"), Ok(Rate::Share(0.7)));
+        assert_eq!(Rate::parse("70%"), Ok(Rate::Share(0.7)));
+        assert_eq!(Rate::parse(" 1 "), Ok(Rate::Share(1.0)));
+        assert_eq!(Rate::parse("5000"), Ok(Rate::PerSecond(5000.0)));
+        for bad in ["0", "-1", "150%", "fast", "", "nan", "inf"] {
+            assert!(Rate::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Rate::Share(0.7).label(), "70% of the slowest");
+        assert_eq!(Rate::PerSecond(5000.0).label(), "5000 req/s");
+    }
 
     #[test]
     fn histograms_survive_the_round_trip_exactly() {

@@ -22,6 +22,7 @@
 
 mod ceiling;
 mod database;
+mod equal_load;
 mod prepare;
 mod probe;
 mod rounds;
@@ -36,7 +37,8 @@ use std::time::Duration;
 
 use bookstore_app::stacks::StackInfo;
 
-use crate::engine::{LiveCounter, LoadPlan, Settle};
+use crate::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
+pub use crate::results::Rate;
 use crate::results::RunResults;
 use crate::scenario::Scenario;
 pub use shard::ShardPlan;
@@ -95,6 +97,11 @@ pub struct SuiteOptions {
     pub durable: bool,
     /// Measure the HTTP and database ceilings.
     pub ceilings: bool,
+    /// The fixed-load phase's rates, each offered to every stack after a scenario's
+    /// closed-loop rounds; empty for none.
+    pub rates: Vec<Rate>,
+    /// How the fixed-load phase's requests arrive.
+    pub arrivals: Arrivals,
     /// The command line, for the record.
     pub command_line: Vec<String>,
 }
@@ -233,7 +240,20 @@ impl SuiteOptions {
             .iter()
             .map(|&s| (self.stack_parties() + usize::from(self.ceiling_of(s).is_some())) as u64)
             .sum();
-        blocks * per_round * u64::from(self.total_rounds())
+        let equal_load = self.equal_load_windows() * self.stack_parties() as u64;
+        blocks * per_round * u64::from(self.total_rounds()) + equal_load
+    }
+
+    /// The fixed-load phase's rates: none on a shard, whose clients keep a shared
+    /// closed-loop schedule.
+    fn equal_load_rates(&self) -> &[Rate] {
+        if self.shard.is_some() { &[] } else { &self.rates }
+    }
+
+    /// Open-loop windows of one stack over the whole run.
+    fn equal_load_windows(&self) -> u64 {
+        let blocks = self.scenarios.len() * self.equal_load_rates().len();
+        blocks as u64 * u64::from(self.total_rounds())
     }
 
     /// Stacks and variants: every party but the ceilings.
@@ -243,7 +263,8 @@ impl SuiteOptions {
 
     /// Windows of one stack over the whole run.
     fn windows_per_stack(&self) -> u64 {
-        (self.scenarios.len() * self.concurrency.len()) as u64 * u64::from(self.total_rounds())
+        let closed = (self.scenarios.len() * self.concurrency.len()) as u64;
+        closed * u64::from(self.total_rounds()) + self.equal_load_windows()
     }
 
     /// A shard measures stacks someone else started, without ceilings, and has at least one
@@ -334,6 +355,7 @@ impl SuiteOptions {
             duration: self.duration,
             request_timeout: self.request_timeout,
             rate_rps: None,
+            arrivals: Arrivals::Constant,
             stop: Arc::clone(stop),
             live: Some(Arc::clone(live)),
             settle: self.settle_limits().map(|(warmup_max, window_max)| Settle {

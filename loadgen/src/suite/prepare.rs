@@ -132,6 +132,7 @@ impl Suite<'_> {
             args: Vec::new(),
             validation: Vec::new(),
             cells: Vec::new(),
+            equal_load: Vec::new(),
         });
         self.results.stacks.len() - 1
     }
@@ -233,6 +234,9 @@ pub(super) fn new_results(
             durable_database: options.durable,
             database: database.kind().to_owned(),
             parity: parity(),
+            rates: options.equal_load_rates().to_vec(),
+            arrivals: (!options.equal_load_rates().is_empty())
+                .then(|| options.arrivals.name().to_owned()),
         },
         ceilings: Ceilings::default(),
         stacks: Vec::new(),

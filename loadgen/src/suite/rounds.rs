@@ -15,7 +15,7 @@ use super::server::ServerProcess;
 use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
 use crate::progress::Progress;
-use crate::results::{Cell, LoadMode, RunResults, ShardPart, SqlStats};
+use crate::results::{Cell, LoadMode, OpenLoop, RunResults, ShardPart, SqlStats};
 use crate::scenario::{self, Scenario};
 use crate::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
 use bookstore_report::environment::now_rfc3339;
@@ -142,7 +142,7 @@ impl<'a> Suite<'a> {
     ) -> anyhow::Result<()> {
         let stack = &mut self.results.stacks[index];
         self.progress.note(&format!("{}: {status}: {why}", stack.name));
-        let measured = stack.cells.len() as u64;
+        let measured = (stack.cells.len() + stack.equal_load.len()) as u64;
         self.progress.skipped(self.options.windows_per_stack().saturating_sub(measured));
         stack.status = status.to_owned();
         stack.failure = Some(why);
@@ -157,29 +157,30 @@ impl<'a> Suite<'a> {
         }
         let mut turn = 0;
         for scenario in self.options.scenarios.clone() {
-            for concurrency in self.options.concurrency.clone() {
-                let mut parties: Vec<Party> =
-                    self.options.ceiling_of(scenario).into_iter().collect();
-                parties.extend((0..self.prepared.len()).map(Party::Stack));
-                for round in 0..self.options.total_rounds() {
-                    let mut order = parties.clone();
-                    let len = order.len();
-                    if len > 0 {
-                        order.rotate_left(turn % len);
+            self.closed_rounds(scenario, &mut turn)?;
+            if self.stopped() {
+                return Ok(());
+            }
+            self.equal_load(scenario, &mut turn)?;
+        }
+        Ok(())
+    }
+
+    /// The closed-loop blocks of `scenario`, one per concurrency.
+    fn closed_rounds(&mut self, scenario: Scenario, turn: &mut usize) -> anyhow::Result<()> {
+        for concurrency in self.options.concurrency.clone() {
+            let mut parties: Vec<Party> = self.options.ceiling_of(scenario).into_iter().collect();
+            parties.extend((0..self.prepared.len()).map(Party::Stack));
+            for round in 0..self.options.total_rounds() {
+                for party in rotated(&parties, turn) {
+                    if self.stopped() {
+                        return Ok(());
                     }
-                    turn += 1;
-                    for party in order {
-                        if self.stopped() {
-                            return Ok(());
-                        }
-                        match party {
-                            Party::HttpCeiling => {
-                                self.http_ceiling(scenario, concurrency, round)?
-                            }
-                            Party::DbCeiling => self.db_ceiling(scenario, concurrency, round)?,
-                            Party::Stack(stack) => {
-                                self.stack_window(stack, scenario, concurrency, round, None)?
-                            }
+                    match party {
+                        Party::HttpCeiling => self.http_ceiling(scenario, concurrency, round)?,
+                        Party::DbCeiling => self.db_ceiling(scenario, concurrency, round)?,
+                        Party::Stack(stack) => {
+                            self.stack_window(stack, scenario, concurrency, round, None, None)?
                         }
                     }
                 }
@@ -220,7 +221,14 @@ impl<'a> Suite<'a> {
                             continue;
                         };
                         let slot = shard::slot(turn, stack, stacks);
-                        self.stack_window(prepared, scenario, concurrency, round, Some(slot))?;
+                        self.stack_window(
+                            prepared,
+                            scenario,
+                            concurrency,
+                            round,
+                            Some(slot),
+                            None,
+                        )?;
                     }
                     turn += 1;
                 }
@@ -250,7 +258,7 @@ impl<'a> Suite<'a> {
         let responder = self.responder.as_ref().expect("started above");
         let target = Target { addr: responder.addr(), pid: Some(responder.pid()), database: None };
         let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
-        let cell = self.http_cell(&label, &target, scenario, concurrency, round, None)?;
+        let cell = self.http_cell(&label, &target, scenario, concurrency, round, None, None)?;
         self.results.ceilings.http.push(cell);
         self.save()
     }
@@ -307,6 +315,7 @@ impl<'a> Suite<'a> {
             &sampler,
             None,
             Some((name, &load)),
+            None,
         )?;
         cell.beside_concurrency = Some(beside);
         cell.started_seconds = Some(started);
@@ -314,14 +323,16 @@ impl<'a> Suite<'a> {
         self.save()
     }
 
-    /// One window of a stack; a shard's in its `slot`, with its share of the connections.
-    fn stack_window(
+    /// One window of a stack: a shard's in its `slot`, with its share of the connections;
+    /// with an `offer`, the open loop of the fixed-load phase (`concurrency` its cap).
+    pub(super) fn stack_window(
         &mut self,
         prepared: usize,
         scenario: Scenario,
         concurrency: u32,
         round: u32,
         slot: Option<u64>,
+        offer: Option<Offer>,
     ) -> anyhow::Result<()> {
         let stack = self.prepared[prepared].clone();
         if self.results.stacks[stack.index].status != "measured" {
@@ -331,15 +342,24 @@ impl<'a> Suite<'a> {
         if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
             return self.stack_failed(stack.index, "crashed", exit);
         }
-        let label = format!("{name}  {scenario}  c={concurrency}  round {}", round + 1);
+        let load = match offer {
+            None => format!("c={concurrency}"),
+            Some(offer) => format!("{:.0} req/s", offer.rate_rps),
+        };
+        let label = format!("{name}  {scenario}  {load}  round {}", round + 1);
         let pid = self.processes[prepared].as_ref().map(ServerProcess::pid);
         let target = Target { addr: stack.addr, pid, database: Some(&stack.database) };
-        let mut cell = self.http_cell(&label, &target, scenario, concurrency, round, slot)?;
+        let mut cell =
+            self.http_cell(&label, &target, scenario, concurrency, round, slot, offer)?;
         let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
         if let Some(exit) = &exit {
             cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
         }
-        self.results.stacks[stack.index].cells.push(cell);
+        let stack_results = &mut self.results.stacks[stack.index];
+        match offer {
+            None => stack_results.cells.push(cell),
+            Some(_) => stack_results.equal_load.push(cell),
+        }
         match exit {
             Some(exit) => self.stack_failed(stack.index, "crashed", exit),
             None => self.save(),
@@ -347,6 +367,7 @@ impl<'a> Suite<'a> {
     }
 
     /// One window of HTTP load; a shard's in its `slot`, with its share of the connections.
+    #[allow(clippy::too_many_arguments)]
     fn http_cell(
         &mut self,
         label: &str,
@@ -355,6 +376,7 @@ impl<'a> Suite<'a> {
         concurrency: u32,
         round: u32,
         slot: Option<u64>,
+        offer: Option<Offer>,
     ) -> anyhow::Result<Cell> {
         let coordinates = self.options.coordinates();
         let timing = self.options.slot_timing();
@@ -377,7 +399,13 @@ impl<'a> Suite<'a> {
         let late = schedule
             .map(|(shard, slot)| shard::wait_until(shard.slot_start(slot, timing), &self.stop));
         let live = Arc::new(LiveCounter::new(self.options.client_workers));
-        let plan = self.options.plan(connections, &self.stop, &live);
+        let mut plan = self.options.plan(connections, &self.stop, &live);
+        if let Some(offer) = offer {
+            // An open loop keeps to its clock: its warm-up has no burst to wait out.
+            plan.rate_rps = Some(offer.rate_rps);
+            plan.arrivals = self.options.arrivals;
+            plan.settle = None;
+        }
         let postgres = target.database.and(self.database.postgres_pid());
         let mut sampler = CpuSampler::new(target.pid, postgres);
         let ticker = self.progress.running(label.to_owned(), live);
@@ -389,7 +417,8 @@ impl<'a> Suite<'a> {
             workload,
             self.options.validate_every,
             &mut sampler,
-        );
+        )
+        .map_err(anyhow::Error::msg)?;
         drop(ticker);
         if let (true, Some((shard, slot))) = (coordinates, schedule) {
             // The other shards' drains, before reading what the database holds.
@@ -405,6 +434,7 @@ impl<'a> Suite<'a> {
             &sampler,
             target.pid,
             database,
+            offer,
         )?;
         cell.started_seconds = Some(started);
         if let (Some((shard, _)), Some(late)) = (schedule, late) {
@@ -417,7 +447,7 @@ impl<'a> Suite<'a> {
                 goodput_rps: cell.goodput_rps,
                 client_cpu_seconds: cell.cpu_seconds.client,
             });
-            cell.warnings = window_warnings(&cell, &report);
+            cell.warnings = warnings::window_warnings(&cell, &report);
         }
         Ok(cell)
     }
@@ -435,9 +465,15 @@ impl<'a> Suite<'a> {
         sampler: &CpuSampler,
         server_pid: Option<u32>,
         database: Option<(&str, &scenario::ScenarioLoad)>,
+        offer: Option<Offer>,
     ) -> anyhow::Result<Cell> {
-        let mut cell =
-            Cell::from_report(scenario.name(), concurrency, round, LoadMode::Closed, report);
+        let mode = offer.map_or(LoadMode::Closed, |o| LoadMode::Open { rate_rps: o.rate_rps });
+        let mut cell = Cell::from_report(scenario.name(), concurrency, round, mode, report);
+        if let Some(offer) = offer {
+            let arrivals = self.options.arrivals;
+            cell.open_loop =
+                Some(OpenLoop::of(offer.rate_rps, offer.fraction, arrivals, concurrency, report));
+        }
         cell.cpu_seconds = sampler.seconds();
         cell.server_peak_rss_bytes = server_pid.and_then(crate::procfs::peak_rss_bytes);
         if let Some((database, load)) = database {
@@ -482,7 +518,7 @@ impl<'a> Suite<'a> {
                 cell.audit = Some(outcome.audit);
             }
         }
-        cell.warnings = window_warnings(&cell, report);
+        cell.warnings = warnings::window_warnings(&cell, report);
         self.progress.finished(label, &cell);
         Ok(cell)
     }
@@ -539,17 +575,23 @@ impl Refusals {
 /// The error kind of a 409 `out_of_stock` for a book that had the stock.
 pub(super) const UNJUSTIFIED_REFUSAL: &str = "unjustified_refusal";
 
-/// The warnings of a window measured here: the policy's, and what its settling said.
-fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut found = warnings::cell_warnings(cell, cpus);
-    let connections = cell.shards.first().map_or(cell.concurrency, |s| s.connections);
-    if let Some(answered) = report.unsettled_warmup {
-        found.push(Warning::from(WarningKind::WarmupUnsettled { answered, connections }));
+/// `items` rotated by the round `turn` counts (over the whole run), which it then advances:
+/// each party is first, in the middle and last equally often.
+pub(super) fn rotated<T: Clone>(items: &[T], turn: &mut usize) -> Vec<T> {
+    let mut order = items.to_vec();
+    if !order.is_empty() {
+        let len = order.len();
+        order.rotate_left(*turn % len);
     }
-    if report.window_capped {
-        let answers = cell.counts.total();
-        found.push(Warning::from(WarningKind::WindowFewAnswers { answers, connections }));
-    }
-    found
+    *turn += 1;
+    order
+}
+
+/// A rate offered to every stack alike, in the fixed-load phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Offer {
+    /// Requests per second.
+    pub(super) rate_rps: f64,
+    /// The share of the slowest stack's goodput it was asked as, if so.
+    pub(super) fraction: Option<f64>,
 }

@@ -99,6 +99,7 @@ fn plan(
         duration,
         request_timeout: REQUEST_TIMEOUT,
         rate_rps,
+        arrivals: engine::Arrivals::Constant,
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
         settle: None,
@@ -107,7 +108,7 @@ fn plan(
 
 fn run(addr: SocketAddr, plan: &LoadPlan) -> LoadReport {
     let (_, workload) = RawGet::new(&format!("http://{addr}/health")).unwrap();
-    engine::run_http(plan, addr, Arc::new(workload), 0, &mut ())
+    engine::run_http(plan, addr, Arc::new(workload), 0, &mut ()).unwrap()
 }
 
 /// Requests in the window slower than `threshold`.
@@ -147,6 +148,50 @@ fn open_loop_counts_every_request_a_stall_delayed_closed_loop_only_the_stalled_o
         (1..=3).contains(&closed_delayed),
         "closed loop sees only the stalled request, {closed_delayed}"
     );
+}
+
+#[test]
+fn an_open_loop_at_a_modest_rate_keeps_to_it() {
+    // 500 requests a second for 2 s against a server that answers at once.
+    let mut plan = plan(64, Duration::from_millis(300), Duration::from_secs(2), Some(500.0));
+    plan.workers = 2;
+    let report = run(server(0, Duration::ZERO, Duration::ZERO), &plan);
+    let due = report.send_lag_us.len();
+    assert!((998..=1002).contains(&due), "{due} due in 2 s at 500/s");
+    assert!(
+        (report.throughput_rps() - 500.0).abs() <= 10.0,
+        "achieved {:.1} req/s against 500",
+        report.throughput_rps()
+    );
+    let open = report.open.expect("an open loop's counts");
+    assert!(open.in_time as f64 >= 0.98 * due as f64, "{open:?} of {due}");
+    assert_eq!((open.dropped, report.cap_hit), (0, false));
+    assert_eq!(report.measure.ok, due, "every request due in the window, answered");
+    assert!(report.connections_peak <= 8, "opened as needed: {}", report.connections_peak);
+}
+
+#[test]
+fn an_open_loop_opens_connections_as_needed_and_says_when_requests_waited_at_its_cap() {
+    // Every answer takes 50 ms: 200 a second keep about 10 requests in flight.
+    let delayed = || server(0, Duration::ZERO, Duration::from_millis(50));
+    let at_cap = |cap| plan(cap, Duration::from_millis(300), Duration::from_secs(1), Some(200.0));
+    let roomy = run(delayed(), &at_cap(64));
+    assert!((8..=24).contains(&roomy.connections_peak), "peak {}", roomy.connections_peak);
+    assert!(!roomy.cap_hit);
+    let p50_ms = roomy.latency_ok_us.value_at_quantile(0.5) as f64 / 1000.0;
+    assert!((50.0..70.0).contains(&p50_ms), "p50 {p50_ms} ms");
+
+    // Four connections carry 80 a second: the rest waits in the client, timed from when
+    // it was due, and what is still waiting when the grace runs out is not sent.
+    let capped = run(delayed(), &at_cap(4));
+    assert_eq!(capped.connections_peak, 4);
+    assert!(capped.cap_hit);
+    let open = capped.open.unwrap();
+    let due = capped.send_lag_us.len();
+    assert!((open.in_time as f64) < 0.6 * due as f64, "{open:?} of {due}");
+    assert!(open.dropped > 0, "{open:?}");
+    let p99_ms = capped.latency_ok_us.value_at_quantile(0.99) as f64 / 1000.0;
+    assert!(p99_ms > 500.0, "the queue's wait counts: p99 {p99_ms} ms");
 }
 
 #[test]

@@ -92,8 +92,8 @@ fn every_cell_of_the_fixture_appears() {
     }
     assert_eq!(
         page.matches("<svg class=\"chart\"").count(),
-        3 * 3,
-        "per scenario a bar chart and two latency charts"
+        3 * 4,
+        "per scenario a bar chart, two latency charts at saturation and one at equal load"
     );
 }
 
@@ -213,6 +213,113 @@ fn a_disqualified_cell_is_never_ranked_and_says_why_wherever_it_appears() {
     let row8 = &headline
         [headline.find("checkoutCreate 8").unwrap()..headline.find("checkoutCreate 16").unwrap()];
     assert!(row8.contains("best: hyper-sonic-sqlx"), "{row8}");
+}
+
+/// The fixed-load table of `scenario`, as text.
+fn equal_load_table(page: &str, scenario: &str) -> String {
+    let from = format!("id=\"equal-load-{scenario}\"");
+    let start = page.find(&from).unwrap_or_else(|| panic!("no {from}"));
+    // The table, after the section's charts (whose legends name the stacks too).
+    let table = start + page[start..].find("<table").unwrap();
+    text_between(&page[table..], "<table", "</table>")
+}
+
+/// The row of `stack` in a table's text: from its name to the next stack's.
+fn row<'t>(table: &'t str, stack: &str, stacks: &[&str]) -> &'t str {
+    let start = table.find(stack).unwrap_or_else(|| panic!("no {stack} in {table}"));
+    let rest = &table[start + stack.len()..];
+    let end = stacks.iter().filter_map(|s| rest.find(s)).min().unwrap_or(rest.len());
+    &table[start..start + stack.len() + end]
+}
+
+const STACKS: [&str; 5] = [
+    "axum-serde-sqlx",
+    "axum-serde-diesel",
+    "actix-serde-diesel",
+    "actix-simd-sqlx",
+    "hyper-sonic-sqlx",
+];
+
+#[test]
+fn every_equal_load_window_appears_under_its_rate() {
+    let run = fixture();
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    assert!(page.contains("4. Latency at equal load"));
+    for stack in &run.stacks {
+        assert_eq!(stack.equal_load.len(), 9, "3 scenarios × 3 rounds");
+        for cell in &stack.equal_load {
+            let id = format!("data-cell=\"{}:{}:70% of the slowest\"", stack.name, cell.scenario);
+            assert!(page.contains(&id), "missing {id}");
+        }
+    }
+    let section =
+        text_between(&page, "id=\"equal-load-bookById\"", "id=\"equal-load-checkoutCreate\"");
+    assert!(section.contains("70% of the slowest : 13407 requests/s"), "{section}");
+    assert!(section.contains("requests/s offered to every stack, in 3 round(s)"), "{section}");
+}
+
+#[test]
+fn a_clearly_lower_p99_at_equal_load_is_best_and_a_stack_that_could_not_carry_the_rate_is_not_ranked()
+ {
+    let mut run = fixture();
+    // bookById's p99 at equal load, round by round: hyper-sonic-sqlx a third of the others';
+    // axum-serde-diesel lower still, but saturated in one round.
+    for (index, stack) in run.stacks.iter_mut().enumerate() {
+        let name = stack.name.clone();
+        for cell in stack.equal_load.iter_mut().filter(|c| c.scenario == "bookById") {
+            let drift = 1.0 + 0.1 * f64::from(cell.round);
+            let p99_us = match name.as_str() {
+                "hyper-sonic-sqlx" => 1_000.0 * drift,
+                "axum-serde-diesel" => 500.0 * drift,
+                _ => (3_000.0 + 97.0 * index as f64) * drift,
+            };
+            cell.latency_ok_us.as_mut().unwrap().p99_us = p99_us as u64;
+            if name == "axum-serde-diesel" && cell.round == 1 {
+                cell.warnings
+                    .push(Warning::from(WarningKind::Saturated { achieved_fraction: 0.62 }));
+            }
+            if name == "actix-serde-diesel" && cell.round == 2 {
+                let kind = WarningKind::ClientLimited {
+                    send_lag_p50_us: 40,
+                    send_lag_p99_us: 2_500,
+                    latency_p99_us: 3_000,
+                };
+                cell.warnings.push(Warning::from(kind));
+            }
+        }
+    }
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let table = equal_load_table(&page, "bookById");
+    assert!(row(&table, "hyper-sonic-sqlx", &STACKS).contains("best (lowest)"), "{table}");
+    let saturated = row(&table, "axum-serde-diesel", &STACKS);
+    assert!(saturated.contains("not ranked: saturated at this rate: only 62.0%"), "{saturated}");
+    assert!(saturated.contains("(in 1 of 3 rounds)"), "{saturated}");
+    for stack in ["axum-serde-sqlx", "actix-serde-diesel", "actix-simd-sqlx"] {
+        // About three times the first's p99, the interval above 1.
+        let row = row(&table, stack, &STACKS);
+        assert!(row.contains("× [2.") || row.contains("× [3."), "{row}");
+    }
+    // A round whose client fell behind is left out; the others still compare (above).
+    let limited = row(&table, "actix-serde-diesel", &STACKS);
+    assert!(limited.contains("1 round(s) client-limited, left out"), "{limited}");
+    let summary = loadgen::report::terminal::summary(std::slice::from_ref(&run));
+    let line = summary
+        .lines()
+        .skip_while(|l| !l.starts_with("bookById"))
+        .find(|l| l.contains("hyper-sonic-sqlx"))
+        .unwrap();
+    assert!(line.trim_end().ends_with("best"), "{summary}");
+}
+
+#[test]
+fn a_results_file_of_version_2_reads_and_its_page_says_equal_load_was_not_measured() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v2.json");
+    let run = RunResults::read(&path).expect("version 2 reads as version 3 without the phase");
+    assert_eq!(run.schema_version, 2);
+    assert!(run.settings.rates.is_empty() && run.stacks.iter().all(|s| s.equal_load.is_empty()));
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let section = text_between(&page, "id=\"equal-load\"", "id=\"efficiency\"");
+    assert!(section.contains("Not measured in these runs"), "{section}");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! (`cargo build --workspace --bins`, which `scripts/test.sh` runs first).
 
 mod liar;
+mod proxy;
+mod staller;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bookstore_app::stacks;
 use loadgen::outcome;
-use loadgen::results::RunResults;
+use loadgen::results::{Cell, Rate, RunResults, decode_histogram};
 use loadgen::scenario::Scenario;
 use loadgen::suite::{self, SuiteOptions};
 
@@ -54,6 +56,8 @@ fn options(output: PathBuf) -> SuiteOptions {
         shard: None,
         durable: false,
         ceilings: true,
+        rates: vec![],
+        arrivals: loadgen::engine::Arrivals::Constant,
         command_line: vec!["test".into()],
     }
 }
@@ -579,7 +583,7 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
 fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
     let (server, url) = seeded_server();
     let (mut stack, upstream) = start_by_hand(&url);
-    let liar = liar::start(upstream, lie);
+    let liar = proxy::start(upstream, liar::Liar::new(lie));
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.scenarios = vec![Scenario::CheckoutCreate, Scenario::CheckoutHotspot];
@@ -702,5 +706,114 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     // The pages compare it like a stack, with its own colour.
     let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("data-cell=\"axum-1w:bookById:2\""));
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+/// The latencies of `cells`' successes, merged.
+fn merged_latency(cells: &[Cell]) -> hdrhistogram::Histogram<u64> {
+    let mut merged = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+    for cell in cells {
+        merged.add(decode_histogram(&cell.histogram_ok).unwrap()).unwrap();
+    }
+    merged
+}
+
+/// Of `histogram`'s samples, the share above `threshold_us`.
+fn share_above(histogram: &hdrhistogram::Histogram<u64>, threshold_us: u64) -> f64 {
+    let above: u64 = histogram
+        .iter_recorded()
+        .filter(|v| v.value_iterated_to() > threshold_us)
+        .map(|v| v.count_at_value())
+        .sum();
+    above as f64 / histogram.len() as f64
+}
+
+/// The classic coordinated-omission demonstration, through the suite's fixed-load phase:
+/// a stack that freezes for 200 ms of every second, and one that can carry 200 requests a
+/// second at most, each offered 500 a second beside the closed loop's rounds.
+#[test]
+fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_cannot_keep_up_is_not_ranked()
+ {
+    const PERIOD: Duration = Duration::from_secs(1);
+    const FREEZE: Duration = Duration::from_millis(200);
+    const RATE: f64 = 500.0;
+    let _serial = serial();
+    let (server, url) = seeded_server();
+    let (mut stack, upstream) = start_by_hand(&url);
+    let freezer = proxy::start(upstream, staller::Freezer::new(PERIOD, FREEZE));
+    let throttled = proxy::start(upstream, staller::Throttle::new(Duration::from_millis(5)));
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.stacks = vec![stacks::AXUM_SERDE_SQLX, stacks::HYPER_SONIC_SQLX];
+    options.running = Some(vec![freezer, throttled]);
+    options.database_url = Some(url.clone());
+    options.ceilings = false;
+    options.scenarios = vec![Scenario::Health];
+    // The closed loop at 1 connection shows what it hides; 16 is the open loop's cap.
+    options.concurrency = vec![1, 16];
+    options.warmup = Duration::from_millis(200);
+    // Two whole freeze periods: the window holds 20% frozen time wherever it starts.
+    options.duration = 2 * PERIOD;
+    options.rates = vec![Rate::PerSecond(RATE)];
+    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    stack.kill().unwrap();
+    stack.wait().unwrap();
+    drop(server);
+
+    let frozen = &results.stacks[0];
+    assert_eq!(frozen.equal_load.len(), 2, "one window per round");
+    for cell in &frozen.equal_load {
+        let open = cell.open_loop.as_ref().expect("an open-loop window");
+        assert_eq!(open.offered_rps, RATE);
+        assert_eq!(open.connections_cap, 16);
+        assert!((990..=1010).contains(&open.due), "2 s at 500/s: {} due", open.due);
+        assert_eq!(cell.counts.errors, 0, "{:?}", cell.counts);
+    }
+    // 20% of the requests came due while the answers were held, each waiting out the rest
+    // of the freeze: P(latency > x) = 0.2 × (1 − x / 200 ms) for x under 200 ms — p90
+    // 100 ms, p99 190 ms, p99.9 199 ms. The tolerance covers the queue's drain after each
+    // freeze (16 connections at a time) and a debug build's milliseconds.
+    let open = merged_latency(&frozen.equal_load);
+    let ms = |q: f64| open.value_at_quantile(q) as f64 / 1000.0;
+    assert!(
+        (0.07..=0.13).contains(&share_above(&open, 100_000)),
+        "{}",
+        share_above(&open, 100_000)
+    );
+    assert!((80.0..=130.0).contains(&ms(0.90)), "open-loop p90 {} ms", ms(0.90));
+    assert!((170.0..=230.0).contains(&ms(0.99)), "open-loop p99 {} ms", ms(0.99));
+    assert!((180.0..=240.0).contains(&ms(0.999)), "open-loop p99.9 {} ms", ms(0.999));
+    assert!(ms(0.5) < 20.0, "most requests never met a freeze: p50 {} ms", ms(0.5));
+    // The closed loop's one connection sent nothing while it waited: each freeze delayed
+    // one request of thousands, and the percentiles never see it.
+    for cell in frozen.cells.iter().filter(|c| c.concurrency == 1) {
+        let closed = merged_latency(std::slice::from_ref(cell));
+        let slow = (share_above(&closed, 100_000) * closed.len() as f64).round() as u64;
+        assert!(slow <= 3, "{slow} of {} closed-loop requests met a freeze", closed.len());
+        assert!(closed.len() >= 300, "{} closed-loop answers", closed.len());
+        assert!(
+            closed.value_at_quantile(0.99) < 100_000,
+            "closed p99 {} µs",
+            closed.value_at_quantile(0.99)
+        );
+    }
+
+    // 500 a second offered to a stack that carries 200: saturated, and not ranked.
+    let throttled = &results.stacks[1];
+    assert_eq!(throttled.equal_load.len(), 2);
+    for cell in &throttled.equal_load {
+        let open = cell.open_loop.as_ref().unwrap();
+        assert!(open.achieved_fraction < 0.6, "achieved {}", open.achieved_fraction);
+        assert!(open.cap_hit, "its requests waited for a connection at the cap");
+        let reason = loadgen::warnings::saturation(cell).expect("not ranked");
+        assert!(reason.message.starts_with("saturated at this rate"), "{}", reason.message);
+        assert!(loadgen::warnings::disqualification(cell).is_none(), "slow is not broken");
+    }
+    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    assert!(page.contains("4. Latency at equal load"));
+    assert!(page.contains("not ranked: saturated at this rate"), "the page says why");
+    let summary = loadgen::report::terminal::summary(std::slice::from_ref(&results));
+    assert!(summary.contains("p99 at 500 req/s"), "{summary}");
+    assert!(summary.contains("(not ranked: see the page)"), "{summary}");
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
