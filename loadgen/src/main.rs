@@ -119,6 +119,11 @@ struct SuiteArgs {
     /// Skip the HTTP and database ceilings.
     #[arg(long)]
     no_ceilings: bool,
+    /// Measure each database ceiling (sqlx and diesel) also with as many clients as the
+    /// stacks' concurrency, not only one per pooled connection (the page's ceiling is the
+    /// fastest of them; the default run measured that these never set it, see README).
+    #[arg(long, conflicts_with = "no_ceilings")]
+    db_ceiling_at_concurrency: bool,
     /// The fixed-load phase's rates, comma-separated: a share of the slowest stack's
     /// goodput at the lowest concurrency (`0.7`, `70%`) or requests per second (`5000`).
     /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
@@ -371,6 +376,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         shard,
         durable: args.durable,
         ceilings: !args.no_ceilings,
+        db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
         rates: if args.no_equal_load { Vec::new() } else { args.rates },
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         command_line: std::env::args().collect(),

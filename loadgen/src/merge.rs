@@ -254,12 +254,18 @@ pub fn merge_cell(parts: &[&Cell]) -> Result<Cell, String> {
     Ok(merged)
 }
 
-/// What the whole load deserves, plus each host's own client CPU warnings.
+/// What the whole load deserves, plus each host's own client CPU warnings (of its own
+/// machine: the server is elsewhere).
 fn merged_warnings(parts: &[&Cell], merged: &Cell) -> Vec<Warning> {
     let mut found: Vec<Warning> = parts
         .iter()
         .flat_map(|c| &c.warnings)
-        .filter(|w| matches!(w.kind, WarningKind::ClientCpuHigh { .. }))
+        .filter(|w| {
+            matches!(
+                w.kind,
+                WarningKind::ClientCpuHigh { .. } | WarningKind::ClientOverFairShare { .. }
+            )
+        })
         .cloned()
         .collect();
     found.extend(crate::warnings::load_warnings(merged, merged.concurrency));

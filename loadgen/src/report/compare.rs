@@ -68,8 +68,8 @@ fn targets(before: &Dataset<'_>, after: &Dataset<'_>) -> Vec<Target> {
         .filter(|s| after.stacks.contains(s))
         .map(|s| Target::Stack(s.clone()))
         .collect();
-    targets.push(Target::HttpCeiling);
-    targets.push(Target::DbCeiling);
+    let ceilings = after.ceiling_targets();
+    targets.extend(before.ceiling_targets().into_iter().filter(|t| ceilings.contains(t)));
     targets
 }
 

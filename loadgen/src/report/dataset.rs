@@ -15,7 +15,11 @@ use crate::warnings::disqualification;
 pub(crate) enum Target {
     Stack(String),
     HttpCeiling,
-    DbCeiling,
+    /// The statements through one driver's store, with this many clients.
+    DbCeiling {
+        driver: String,
+        clients: u32,
+    },
 }
 
 impl Target {
@@ -24,7 +28,9 @@ impl Target {
         match self {
             Target::Stack(name) => name.clone(),
             Target::HttpCeiling => "HTTP ceiling".into(),
-            Target::DbCeiling => "DB ceiling".into(),
+            Target::DbCeiling { driver, clients } => {
+                format!("DB ceiling ({driver}, c = {clients})")
+            }
         }
     }
 
@@ -33,7 +39,7 @@ impl Target {
         match self {
             Target::Stack(name) => name.clone(),
             Target::HttpCeiling => "http-ceiling".into(),
-            Target::DbCeiling => "db-ceiling".into(),
+            Target::DbCeiling { driver, clients } => format!("db-ceiling-{driver}-{clients}"),
         }
     }
 }
@@ -114,7 +120,9 @@ impl<'a> Dataset<'a> {
                 add(Target::HttpCeiling, cell);
             }
             for cell in &run.ceilings.db {
-                add(Target::DbCeiling, cell);
+                // Files from before the diesel ceiling measured through sqlx only.
+                let driver = cell.driver.clone().unwrap_or_else(|| "sqlx".into());
+                add(Target::DbCeiling { driver, clients: cell.concurrency }, cell);
             }
             for stack in &run.stacks {
                 if !stacks.contains(&stack.name) {
@@ -171,10 +179,42 @@ impl<'a> Dataset<'a> {
         self.cells.get(&(target.clone(), scenario.to_owned(), concurrency)).unwrap_or(&self.empty)
     }
 
-    /// The ceiling that bounds `scenario`: the responder for scenarios without database
-    /// access, the same statements straight on the store otherwise.
-    pub(crate) fn ceiling_of(scenario: &str) -> Target {
-        if uses_database(scenario) { Target::DbCeiling } else { Target::HttpCeiling }
+    /// The ceilings measured beside `scenario` at `concurrency`, the highest median first
+    /// (by the scenario's metric): the responder for scenarios without database access, the
+    /// same statements straight through each driver's store otherwise.
+    pub(crate) fn ceilings(&self, scenario: &str, concurrency: u32) -> Vec<(Target, f64)> {
+        let metric = Metric::for_scenario(scenario);
+        let mut found: Vec<(Target, f64)> = self
+            .cells
+            .iter()
+            .filter(|((target, s, c), _)| {
+                !matches!(target, Target::Stack(_)) && s == scenario && *c == concurrency
+            })
+            .filter_map(|((target, _, _), windows)| {
+                let values: Vec<f64> =
+                    windows.by_round(|cell| Some(metric.of(cell))).into_values().collect();
+                Some((target.clone(), bookstore_stats::Summary::of(&values)?.median))
+            })
+            .collect();
+        found.sort_by(|a, b| b.1.total_cmp(&a.1));
+        found
+    }
+
+    /// The ceiling that bounds `scenario` at `concurrency`: of those measured, the one with
+    /// the highest median (for the database scenarios, the faster driver).
+    pub(crate) fn ceiling(&self, scenario: &str, concurrency: u32) -> Option<Target> {
+        self.ceilings(scenario, concurrency).into_iter().next().map(|(target, _)| target)
+    }
+
+    /// Every ceiling target measured, the responder first.
+    pub(crate) fn ceiling_targets(&self) -> Vec<Target> {
+        let mut targets: Vec<Target> = Vec::new();
+        for (target, _, _) in self.cells.keys() {
+            if !matches!(target, Target::Stack(_)) && !targets.contains(target) {
+                targets.push(target.clone());
+            }
+        }
+        targets
     }
 
     /// Latency over every complete window of a cell: of the successes, and for a scenario
@@ -218,10 +258,6 @@ impl CellWindows<'_> {
         }
         merged
     }
-}
-
-fn uses_database(scenario: &str) -> bool {
-    Scenario::parse(scenario).map_or(true, Scenario::uses_database)
 }
 
 /// Which rate ranks the stacks of a scenario.

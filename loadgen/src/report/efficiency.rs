@@ -8,6 +8,39 @@ use super::dataset::{Dataset, Target};
 use super::verdicts::CeilingShares;
 use super::{ComparisonText, colour};
 use crate::results::Cell;
+use crate::warnings::{CPU_BOUND_SHARE, cpu_shares};
+
+/// Client, server and PostgreSQL together as a share of the machine, when the server's CPU
+/// was seen (it runs here).
+fn machine_share(cell: &Cell, cpus: usize) -> Option<f64> {
+    let (client, server, postgres) = cpu_shares(cell, cpus);
+    Some(client + server? + postgres.unwrap_or(0.0))
+}
+
+/// How many of the stacks' closed-loop windows found the machine CPU-bound (at least
+/// [`CPU_BOUND_SHARE`] busy), of those whose server ran here.
+#[derive(Debug, Serialize)]
+pub(crate) struct CpuBound {
+    windows: usize,
+    of: usize,
+    percent: String,
+}
+
+pub(crate) fn cpu_bound(dataset: &Dataset<'_>) -> Option<CpuBound> {
+    let cpus = dataset.runs.first().map_or(1, |r| r.environment.cpu_count);
+    let shares: Vec<f64> = dataset
+        .runs
+        .iter()
+        .flat_map(|run| run.stacks.iter().flat_map(|s| &s.cells))
+        .filter_map(|cell| machine_share(cell, cpus))
+        .collect();
+    let windows = shares.iter().filter(|&&s| s >= CPU_BOUND_SHARE).count();
+    (!shares.is_empty()).then(|| CpuBound {
+        windows,
+        of: shares.len(),
+        percent: super::percent(CPU_BOUND_SHARE),
+    })
+}
 
 #[derive(Debug, Serialize)]
 pub(crate) struct EfficiencyTable {
@@ -30,6 +63,10 @@ struct EfficiencyCell {
     requests_per_server_cpu_second: String,
     cpu_ms_per_request: String,
     peak_rss_mib: String,
+    /// The client's CPU as a share of the machine's, and everyone's (client, server,
+    /// PostgreSQL): medians over the rounds, in percent.
+    client_percent: String,
+    busy_percent: String,
     /// Stack ÷ ceiling, with its interval; `above` when the whole interval is above 1.
     share_of_ceiling: Option<ComparisonText>,
     above: bool,
@@ -37,7 +74,17 @@ struct EfficiencyCell {
 }
 
 pub(crate) fn table(dataset: &Dataset<'_>, scenario: &str) -> EfficiencyTable {
-    let ceiling = Dataset::ceiling_of(scenario);
+    // The ceiling of each concurrency (for the database scenarios the faster driver's, which
+    // may differ between them), named once each.
+    let mut names: Vec<String> = Vec::new();
+    for &concurrency in &dataset.concurrency {
+        if let Some(name) = dataset.ceiling(scenario, concurrency).map(|t| t.name())
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    let ceiling_name = if names.is_empty() { "its ceiling".to_owned() } else { names.join(" / ") };
     let mut rows = Vec::new();
     for &concurrency in &dataset.concurrency {
         let shares = CeilingShares::of(dataset, scenario, concurrency);
@@ -51,7 +98,7 @@ pub(crate) fn table(dataset: &Dataset<'_>, scenario: &str) -> EfficiencyTable {
             });
         }
     }
-    EfficiencyTable { scenario: scenario.to_owned(), ceiling_name: ceiling.name(), rows }
+    EfficiencyTable { scenario: scenario.to_owned(), ceiling_name, rows }
 }
 
 fn cell(
@@ -83,11 +130,17 @@ fn cell(
             .collect(),
     );
     let rss = windows.cells().filter_map(|c| c.server_peak_rss_bytes).max();
+    let cpus = dataset.runs.first().map_or(1, |r| r.environment.cpu_count);
+    let client = median(windows.cells().map(|c| cpu_shares(c, cpus).0).collect());
+    let busy = median(windows.cells().filter_map(|c| machine_share(c, cpus)).collect());
+    let percent = |share: Option<f64>| share.map_or("–".into(), |s| format!("{:.0}", s * 100.0));
     let share = shares.shares.get(stack).copied();
     Some(EfficiencyCell {
         requests_per_server_cpu_second: per_cpu.map_or("–".into(), |v| format!("{v:.0}")),
         cpu_ms_per_request: cpu_ms.map_or("–".into(), |v| format!("{v:.3}")),
         peak_rss_mib: rss.map_or("–".into(), |b| format!("{:.1}", b as f64 / 1_048_576.0)),
+        client_percent: percent(client),
+        busy_percent: percent(busy),
         above: share.is_some_and(|s| s.verdict == Verdict::Higher),
         share_of_ceiling: share.map(ComparisonText::from),
         disqualified: windows.disqualified(),

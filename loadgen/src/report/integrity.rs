@@ -26,7 +26,7 @@ pub(crate) struct Integrity {
 struct Gates {
     error_percent: String,
     in_flight_percent: String,
-    client_cpu_percent: String,
+    cpu_bound_percent: String,
     saturation_percent: String,
     client_lag_floor: String,
     client_lag_percent: String,
@@ -91,8 +91,7 @@ struct WarningLine {
 fn targets(dataset: &Dataset<'_>) -> Vec<Target> {
     let mut targets: Vec<Target> =
         dataset.stacks.iter().map(|s| Target::Stack(s.clone())).collect();
-    targets.push(Target::HttpCeiling);
-    targets.push(Target::DbCeiling);
+    targets.extend(dataset.ceiling_targets());
     targets
 }
 
@@ -249,7 +248,7 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
         gates: Gates {
             error_percent: super::percent(warnings::ERROR_RATE_LIMIT),
             in_flight_percent: super::percent(warnings::IN_FLIGHT_FLOOR),
-            client_cpu_percent: super::percent(warnings::CLIENT_CPU_LIMIT),
+            cpu_bound_percent: super::percent(warnings::CPU_BOUND_SHARE),
             saturation_percent: super::percent(warnings::SATURATION_SHARE),
             client_lag_floor: bookstore_report::charts::latency_label(
                 warnings::CLIENT_LAG_FLOOR_US as f64,

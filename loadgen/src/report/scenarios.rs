@@ -95,11 +95,6 @@ fn table_cell(
 
 pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection {
     let metric = Metric::for_scenario(scenario);
-    let ceiling = Dataset::ceiling_of(scenario);
-    let ceiling_name = match ceiling {
-        Target::HttpCeiling => "HTTP ceiling (minimal responder)",
-        _ => "DB ceiling (same SQL, no HTTP)",
-    };
     let groups = dataset
         .concurrency
         .iter()
@@ -128,9 +123,13 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
                     }
                 })
                 .collect();
-            if let Some(cell) = table_cell(dataset, &ceiling, scenario, concurrency) {
+            if let Some((ceiling, cell)) =
+                dataset.ceiling(scenario, concurrency).and_then(|ceiling| {
+                    Some((ceiling.clone(), table_cell(dataset, &ceiling, scenario, concurrency)?))
+                })
+            {
                 rows.push(TableRow {
-                    target: ceiling_name.into(),
+                    target: ceiling_label(dataset, &ceiling, scenario, concurrency),
                     colour: CEILING_COLOUR.into(),
                     is_ceiling: true,
                     cell: Some(cell),
@@ -163,13 +162,12 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
                 ),
             });
         }
-        let reference =
-            dataset.cell(&ceiling, scenario, concurrency).by_round(|c| Some(metric.of(c)));
-        if let Some(summary) = Summary::of(&reference.into_values().collect::<Vec<_>>()) {
+        if let Some((ceiling, median)) = dataset.ceilings(scenario, concurrency).into_iter().next()
+        {
             ceilings.push((
                 group,
-                summary.median,
-                format!("{ceiling_name}, c = {concurrency}: {:.0}/s", summary.median),
+                median,
+                format!("{} beside c = {concurrency}: {median:.0}/s", ceiling.name()),
             ));
         }
     }
@@ -217,4 +215,32 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
 
 fn describe(scenario: &str) -> String {
     Scenario::parse(scenario).map_or(String::new(), Scenario::describe)
+}
+
+/// A ceiling's row name: what it is, and for the database scenarios which driver and how
+/// many clients set it, with the other drivers' medians beside it.
+fn ceiling_label(
+    dataset: &Dataset<'_>,
+    ceiling: &Target,
+    scenario: &str,
+    concurrency: u32,
+) -> String {
+    match ceiling {
+        Target::DbCeiling { .. } => {
+            let others: Vec<String> = dataset
+                .ceilings(scenario, concurrency)
+                .into_iter()
+                .filter(|(target, _)| target != ceiling)
+                .map(|(target, median)| match target {
+                    Target::DbCeiling { driver, clients } => {
+                        format!("{driver} at c = {clients}: {median:.0}/s")
+                    }
+                    other => format!("{}: {median:.0}/s", other.name()),
+                })
+                .collect();
+            let name = format!("{} — same SQL, no HTTP", ceiling.name());
+            if others.is_empty() { name } else { format!("{name}; {}", others.join(", ")) }
+        }
+        _ => "HTTP ceiling (minimal responder)".to_owned(),
+    }
 }

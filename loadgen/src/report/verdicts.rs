@@ -180,7 +180,10 @@ fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64,
 impl CeilingShares {
     pub(crate) fn of(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
-        let ceiling = dataset.cell(&Dataset::ceiling_of(scenario), scenario, concurrency);
+        let Some(target) = dataset.ceiling(scenario, concurrency) else {
+            return Self { shares: BTreeMap::new() };
+        };
+        let ceiling = dataset.cell(&target, scenario, concurrency);
         let reference = ceiling.by_round(|cell| Some(metric.of(cell)));
         let mut names = Vec::new();
         let mut tests = Vec::new();

@@ -28,6 +28,7 @@ fn cell() -> Cell {
     report.measure.errors[0] = 1;
     let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
     cell.beside_concurrency = Some(2);
+    cell.driver = Some("diesel".into());
     cell.sql = Some(SqlStats {
         statements_per_request: 1.0,
         statements: 1,
@@ -45,6 +46,8 @@ fn cell() -> Cell {
     });
     cell.warnings = vec![
         WarningKind::ClientCpuHigh { used_fraction: 1.0 }.into(),
+        WarningKind::ClientOverFairShare { client_share: 1.0, fair_share: 0.5, machine_share: 1.0 }
+            .into(),
         WarningKind::ErrorRateHigh { error_fraction: 1.0 }.into(),
         WarningKind::InFlightLow { mean_in_flight: 1.0, concurrency: 2 }.into(),
         WarningKind::AuditFailed { failures: vec![] }.into(),

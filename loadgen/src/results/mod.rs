@@ -185,7 +185,8 @@ pub struct Ceilings {
     /// ceiling of the scenarios without database access.
     pub http: Vec<Cell>,
     /// Each database scenario's statements issued directly over a pool of `pool_max`
-    /// connections with the sqlx store, no HTTP: the ceiling of the database scenarios.
+    /// connections through each driver's store (sqlx; diesel on tokio's blocking pool), no
+    /// HTTP: the ceiling of the database scenarios is the faster driver's.
     pub db: Vec<Cell>,
 }
 
@@ -264,6 +265,10 @@ pub struct Cell {
     /// per pooled connection): the concurrency of the stacks' cells it was measured beside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beside_concurrency: Option<u32>,
+    /// For a database ceiling: the driver its statements went through, `sqlx` or `diesel`
+    /// (absent in files written when sqlx was the only one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
     /// When its warm-up began, in seconds since the run started (absent in files written
     /// before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -528,6 +533,7 @@ impl Cell {
             concurrency,
             round,
             beside_concurrency: None,
+            driver: None,
             started_seconds: None,
             mode,
             warmup_seconds: report.warmup_elapsed.as_secs_f64(),

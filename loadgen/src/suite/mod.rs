@@ -97,6 +97,9 @@ pub struct SuiteOptions {
     pub durable: bool,
     /// Measure the HTTP and database ceilings.
     pub ceilings: bool,
+    /// Measure each database ceiling also with as many clients as the stacks' concurrency
+    /// (besides one per pooled connection).
+    pub db_ceiling_at_concurrency: bool,
     /// The fixed-load phase's rates, each offered to every stack after a scenario's
     /// closed-loop rounds; empty for none.
     pub rates: Vec<Rate>,
@@ -224,13 +227,26 @@ impl SuiteOptions {
         self.rounds.max(1) * self.repeat.max(1)
     }
 
-    /// The parties of `scenario`'s rounds besides the stacks: its ceiling, when measured.
-    fn ceiling_of(&self, scenario: Scenario) -> Option<rounds::Party> {
-        match (self.ceilings, scenario.uses_database()) {
-            (false, _) => None,
-            (true, true) => Some(rounds::Party::DbCeiling),
-            (true, false) => Some(rounds::Party::HttpCeiling),
+    /// The parties of `scenario`'s rounds besides the stacks: its ceilings, when measured —
+    /// the responder, or the statements through each driver (at the pool's size, and with
+    /// `db_ceiling_at_concurrency` at the stacks' concurrency too).
+    fn ceilings_of(&self, scenario: Scenario) -> Vec<rounds::Party> {
+        if !self.ceilings {
+            return Vec::new();
         }
+        if !scenario.uses_database() {
+            return vec![rounds::Party::HttpCeiling];
+        }
+        let at_stacks: &[bool] =
+            if self.db_ceiling_at_concurrency { &[false, true] } else { &[false] };
+        at_stacks
+            .iter()
+            .flat_map(|&at_stacks| {
+                ceiling::Driver::ALL
+                    .into_iter()
+                    .map(move |driver| rounds::Party::DbCeiling { driver, at_stacks })
+            })
+            .collect()
     }
 
     fn total_windows(&self) -> u64 {
@@ -238,7 +254,7 @@ impl SuiteOptions {
         let per_round: u64 = self
             .scenarios
             .iter()
-            .map(|&s| (self.stack_parties() + usize::from(self.ceiling_of(s).is_some())) as u64)
+            .map(|&s| (self.stack_parties() + self.ceilings_of(s).len()) as u64)
             .sum();
         let equal_load = self.equal_load_windows() * self.stack_parties() as u64;
         blocks * per_round * u64::from(self.total_rounds()) + equal_load

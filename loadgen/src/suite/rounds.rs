@@ -25,8 +25,9 @@ use bookstore_report::environment::now_rfc3339;
 pub(crate) enum Party {
     /// The minimal responder, for scenarios without database access.
     HttpCeiling,
-    /// The scenario's statements straight through the store, for the others.
-    DbCeiling,
+    /// The scenario's statements straight through a driver's store, for the others: one
+    /// client per pooled connection, or (`at_stacks`) as many as the stacks' concurrency.
+    DbCeiling { driver: ceiling::Driver, at_stacks: bool },
     /// An index into the prepared stacks.
     Stack(usize),
 }
@@ -169,7 +170,7 @@ impl<'a> Suite<'a> {
     /// The closed-loop blocks of `scenario`, one per concurrency.
     fn closed_rounds(&mut self, scenario: Scenario, turn: &mut usize) -> anyhow::Result<()> {
         for concurrency in self.options.concurrency.clone() {
-            let mut parties: Vec<Party> = self.options.ceiling_of(scenario).into_iter().collect();
+            let mut parties: Vec<Party> = self.options.ceilings_of(scenario);
             parties.extend((0..self.prepared.len()).map(Party::Stack));
             for round in 0..self.options.total_rounds() {
                 for party in rotated(&parties, turn) {
@@ -178,7 +179,9 @@ impl<'a> Suite<'a> {
                     }
                     match party {
                         Party::HttpCeiling => self.http_ceiling(scenario, concurrency, round)?,
-                        Party::DbCeiling => self.db_ceiling(scenario, concurrency, round)?,
+                        Party::DbCeiling { driver, at_stacks } => {
+                            self.db_ceiling(scenario, concurrency, round, driver, at_stacks)?
+                        }
                         Party::Stack(stack) => {
                             self.stack_window(stack, scenario, concurrency, round, None, None)?
                         }
@@ -263,12 +266,20 @@ impl<'a> Suite<'a> {
         self.save()
     }
 
-    /// The database ceiling's window beside the stacks' at `beside`: one client per pooled
-    /// connection, whatever the stacks' concurrency — a stack can never have more than
-    /// `pool_max` statements in flight, and more clients than connections would only measure
-    /// the pool's queue (which made this "ceiling" lower than the stacks it bounds: 183 vs
-    /// 211 aggregate reports/s at 256 clients, 270 at 32).
-    fn db_ceiling(&mut self, scenario: Scenario, beside: u32, round: u32) -> anyhow::Result<()> {
+    /// The database ceiling's window through `driver` beside the stacks' at `beside`: one
+    /// client per pooled connection, whatever the stacks' concurrency — a stack can never
+    /// have more than `pool_max` statements in flight, and more clients than connections
+    /// mostly measure the pool's queue (which made this "ceiling" lower than the stacks it
+    /// bounds: 183 vs 211 aggregate reports/s at 256 clients, 270 at 32) — or, `at_stacks`,
+    /// as many clients as the stacks have connections.
+    fn db_ceiling(
+        &mut self,
+        scenario: Scenario,
+        beside: u32,
+        round: u32,
+        driver: ceiling::Driver,
+        at_stacks: bool,
+    ) -> anyhow::Result<()> {
         let name = DB_CEILING_DATABASE;
         let url = match &self.db_ceiling_url {
             Some(url) => url.clone(),
@@ -278,14 +289,16 @@ impl<'a> Suite<'a> {
                 url
             }
         };
-        let concurrency = self.options.pool_max;
-        let workers = self.options.client_workers.max(1).min(concurrency as usize);
-        let per_thread_pool = concurrency.div_ceil(workers as u32);
+        let pool = self.options.pool_max;
+        let concurrency = if at_stacks { beside } else { pool };
+        let workers = self.options.client_workers.max(1).min(pool as usize);
+        let per_thread_pool = pool.div_ceil(workers as u32);
         if scenario.writes() {
             self.database.restore(name)?;
         }
         let label = format!(
-            "ceiling db    {scenario}  c={concurrency} (beside {beside})  round {}",
+            "ceiling db {}  {scenario}  c={concurrency} (beside {beside})  round {}",
+            driver.name(),
             round + 1
         );
         let load = Arc::new(scenario.workload("ceiling"));
@@ -296,15 +309,11 @@ impl<'a> Suite<'a> {
         self.database.reset_statements();
         let ticker = self.progress.running(label.clone(), live);
         let started = self.started.elapsed().as_secs_f64();
-        let client_load = Arc::clone(&load);
-        let report = engine::run(
-            &plan,
-            move |_| {
-                ceiling::StoreClient::new(&url, per_thread_pool, scenario, Arc::clone(&client_load))
-            },
-            &mut sampler,
-        )
-        .map_err(|e| anyhow::anyhow!("the database ceiling could not open its pool: {e}"))?;
+        let pool = ceiling::StorePool { url, per_thread: per_thread_pool };
+        let report = ceiling::run(driver, &plan, pool, scenario, Arc::clone(&load), &mut sampler)
+            .map_err(|e| {
+            anyhow::anyhow!("the {} database ceiling could not open its pool: {e}", driver.name())
+        })?;
         drop(ticker);
         let mut cell = self.finish_cell(
             &label,
@@ -318,6 +327,7 @@ impl<'a> Suite<'a> {
             None,
         )?;
         cell.beside_concurrency = Some(beside);
+        cell.driver = Some(driver.name().to_owned());
         cell.started_seconds = Some(started);
         self.results.ceilings.db.push(cell);
         self.save()
@@ -401,10 +411,13 @@ impl<'a> Suite<'a> {
         let live = Arc::new(LiveCounter::new(self.options.client_workers));
         let mut plan = self.options.plan(connections, &self.stop, &live);
         if let Some(offer) = offer {
-            // An open loop keeps to its clock: its warm-up has no burst to wait out.
+            // An open loop keeps to its clock: its warm-up has no burst to wait out, and the
+            // stack has just served this scenario in the closed rounds, so half the warm-up
+            // only opens the connections the rate needs (it saves 30 s of a default run).
             plan.rate_rps = Some(offer.rate_rps);
             plan.arrivals = self.options.arrivals;
             plan.settle = None;
+            plan.warmup /= 2;
         }
         let postgres = target.database.and(self.database.postgres_pid());
         let mut sampler = CpuSampler::new(target.pid, postgres);

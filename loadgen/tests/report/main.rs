@@ -72,7 +72,9 @@ fn every_cell_of_the_fixture_appears() {
     }
     for cell in &run.ceilings.db {
         let beside = cell.beside_concurrency.expect("measured beside the stacks");
-        let id = format!("data-cell=\"db-ceiling:{}:{beside}\"", cell.scenario);
+        assert_eq!(cell.driver, None, "a file from when sqlx was the only driver");
+        let (scenario, clients) = (&cell.scenario, cell.concurrency);
+        let id = format!("data-cell=\"db-ceiling-sqlx-{clients}:{scenario}:{beside}\"");
         assert!(page.contains(&id), "missing {id}");
     }
     for cell in &run.ceilings.http {
@@ -453,4 +455,73 @@ mod compare {
         )));
         assert!(!page.contains("http://") && !page.contains("https://"));
     }
+}
+
+#[test]
+fn the_db_ceiling_is_the_faster_drivers_and_says_which_driver_and_clients_set_it() {
+    let mut run = fixture();
+    // A diesel ceiling beside every sqlx one, 1.5× as fast in bookById only.
+    let diesel: Vec<_> = run
+        .ceilings
+        .db
+        .iter()
+        .map(|cell| {
+            let mut cell = cell.clone();
+            cell.driver = Some("diesel".into());
+            let factor = if cell.scenario == "bookById" { 1.5 } else { 0.5 };
+            cell.goodput_rps *= factor;
+            cell.throughput_rps *= factor;
+            cell
+        })
+        .collect();
+    let clients = diesel[0].concurrency;
+    for cell in &mut run.ceilings.db {
+        cell.driver = Some("sqlx".into());
+    }
+    run.ceilings.db.extend(diesel);
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    for beside in [8, 16] {
+        let diesel = format!("data-cell=\"db-ceiling-diesel-{clients}:bookById:{beside}\"");
+        let sqlx = format!("data-cell=\"db-ceiling-sqlx-{clients}:bookById:{beside}\"");
+        assert!(page.contains(&diesel), "the faster driver's row: {diesel}");
+        assert!(!page.contains(&sqlx), "one ceiling row per cell: {sqlx}");
+        let sqlx_list = format!("data-cell=\"db-ceiling-sqlx-{clients}:checkoutCreate:{beside}\"");
+        assert!(page.contains(&sqlx_list), "sqlx is the faster driver at checkoutCreate");
+    }
+    let table = text_between(&page, "id=\"scenario-bookById\"", "id=\"scenario-checkoutCreate\"");
+    assert!(
+        table.contains(&format!(
+            "DB ceiling (diesel, c = {clients}) — same SQL, no HTTP; sqlx at c = {clients}:"
+        )),
+        "{table}"
+    );
+    // The stacks' share of the ceiling is of the diesel one: two thirds of what it was.
+    let before = render(&[fixture()]).unwrap();
+    let efficiency = |page: &str| text_between(page, "id=\"efficiency\"", "id=\"axes\"");
+    assert!(efficiency(&page).contains("÷ DB ceiling (diesel"), "{}", efficiency(&page));
+    assert_ne!(efficiency(&page), efficiency(&before));
+}
+
+#[test]
+fn the_page_says_in_how_many_windows_the_machine_was_cpu_bound_and_shows_the_clients_share() {
+    let run = fixture();
+    let cpus = run.environment.cpu_count as f64;
+    let windows: Vec<f64> = run
+        .stacks
+        .iter()
+        .flat_map(|s| &s.cells)
+        .map(|c| {
+            let cpu = &c.cpu_seconds;
+            (cpu.client + cpu.server.unwrap() + cpu.postgres.unwrap_or(0.0))
+                / c.window_seconds
+                / cpus
+        })
+        .collect();
+    let bound = windows.iter().filter(|&&share| share >= 0.9).count();
+    assert!(bound > 0 && bound < windows.len(), "the fixture has both kinds: {bound}");
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let efficiency = text_between(&page, "id=\"efficiency\"", "id=\"axes\"");
+    let sentence = format!("in {bound} of the {} stack windows at saturation", windows.len());
+    assert!(efficiency.contains(&sentence), "{efficiency}");
+    assert!(efficiency.contains("client CPU (%)"), "{efficiency}");
 }

@@ -56,6 +56,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         shard: None,
         durable: false,
         ceilings: true,
+        db_ceiling_at_concurrency: false,
         rates: vec![],
         arrivals: loadgen::engine::Arrivals::Constant,
         command_line: vec!["test".into()],
@@ -219,14 +220,32 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     let order: Vec<(usize, u32)> =
         timeline.iter().map(|(_, block, round)| (*block, *round)).collect();
     assert!(order.is_sorted(), "windows out of their blocks and rounds: {order:?}");
-    // Two parties a round, the order rotating: one goes first in one round, the other in
-    // the next.
-    let firsts: Vec<bool> = timeline
-        .chunks(2)
-        .map(|pair| stack.cells.iter().any(|c| c.started_seconds == Some(pair[0].0)))
+    // The parties of a round take turns, the order rotating: the stack's place in its round
+    // changes from one round to the next.
+    let places: Vec<(usize, usize)> = timeline
+        .chunk_by(|a, b| (a.1, a.2) == (b.1, b.2))
+        .map(|round| {
+            let place = round
+                .iter()
+                .position(|w| stack.cells.iter().any(|c| c.started_seconds == Some(w.0)))
+                .expect("the stack measured in every round");
+            (round[0].1, place)
+        })
         .collect();
-    assert!(firsts.windows(2).all(|w| w[0] != w[1]), "the order does not rotate: {firsts:?}");
-    assert_eq!(results.ceilings.db.len(), 40, "10 database scenarios × 2 blocks × 2 rounds");
+    assert!(
+        places.windows(2).filter(|w| w[0].0 == w[1].0).all(|w| w[0].1 != w[1].1),
+        "the order does not rotate: {places:?}"
+    );
+    assert_eq!(
+        results.ceilings.db.len(),
+        80,
+        "10 database scenarios × 2 blocks × 2 rounds × 2 drivers"
+    );
+    for driver in ["sqlx", "diesel"] {
+        let windows =
+            results.ceilings.db.iter().filter(|c| c.driver.as_deref() == Some(driver)).count();
+        assert_eq!(windows, 40, "{driver}: one window in every round of every block");
+    }
     assert!(
         results
             .ceilings
