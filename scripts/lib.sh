@@ -23,6 +23,13 @@ ensure_tool() {
 
 require_cargo() {
     command -v cargo >/dev/null || die "cargo not found: install a Rust toolchain (https://rustup.rs)"
+    # The workspace's rust-version, said in one line rather than as a long cargo error.
+    local needed found
+    needed=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+    found=$(rustc --version 2>/dev/null | awk '{print $2}')
+    [ -n "$needed" ] && [ -n "$found" ] || return 0
+    [ "$(printf '%s\n%s\n' "$needed" "${found%%-*}" | sort -V | head -n 1)" = "$needed" ] \
+        || die "rustc $found is older than the $needed this workspace needs: rustup update stable (https://rustup.rs)"
 }
 
 have_pg_binaries() {

@@ -40,10 +40,23 @@ enum Command {
     },
 }
 
+/// The registry's stack names, for clap: `--help` lists them, a wrong one is a usage error
+/// (exit 2) with the closest name suggested.
+fn stack_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(bookstore_app::stacks::names())
+}
+
+/// The scenarios' names, likewise.
+fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        loadgen::scenario::Scenario::ALL.iter().map(|s| s.name()),
+    )
+}
+
 #[derive(clap::Args)]
 struct SuiteArgs {
     /// Stacks to measure, comma-separated [default: all five].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = stack_names())]
     stacks: Vec<String>,
     /// A labelled variant, measured beside the stacks as a party of its own:
     /// `label=stack --flag value …`, e.g. `actix-1w=actix-serde-diesel --workers 1` (its
@@ -51,7 +64,7 @@ struct SuiteArgs {
     #[arg(long = "variant", value_name = "LABEL=STACK FLAGS")]
     variants: Vec<String>,
     /// Scenarios, comma-separated [default: all twelve].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     scenarios: Vec<String>,
     /// Connections per cell, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "128,256")]
@@ -206,7 +219,7 @@ struct HttpArgs {
     url: String,
     /// Load this scenario's requests and judge the answers by its checks, as the suite does
     /// (no restore and no audit: run the suite for those).
-    #[arg(long)]
+    #[arg(long, value_parser = scenario_names())]
     scenario: Option<String>,
     /// Connections (closed-loop virtual users).
     #[arg(short = 'c', long, default_value_t = 128)]

@@ -1,5 +1,6 @@
 //! The documents are true: every path they name exists, every "SPEC §n" points into
-//! `docs/contract.md`, and the README's table of scenarios is the scenario table's.
+//! `docs/contract.md`, the README's table of scenarios is the scenario table's, and the
+//! Rust the README asks for is the one the scripts check.
 
 use std::path::{Path, PathBuf};
 
@@ -123,4 +124,48 @@ fn the_readmes_scenario_table_is_the_scenario_table() {
             spec.stresses
         );
     }
+}
+
+/// `require_cargo` of `scripts/lib.sh` (every script's first check) with `rustc` answering
+/// `version`: its exit status and what it printed.
+fn require_cargo_with(version: Option<&str>) -> (bool, String) {
+    let fake = tempfile::tempdir().unwrap();
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(version) = version {
+        let rustc = fake.path().join("rustc");
+        std::fs::write(&rustc, format!("#!/bin/sh\necho 'rustc {version} (0000000 2022-08-08)'\n"))
+            .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rustc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path = format!("{}:{path}", fake.path().display());
+    }
+    let output = std::process::Command::new("bash")
+        .args(["-c", "source scripts/lib.sh && require_cargo"])
+        .current_dir(root())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn an_older_rustc_is_refused_in_one_line_that_says_what_to_do() {
+    let needed = read("Cargo.toml")
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = \""))
+        .map(|rest| rest.trim_end_matches('"').to_owned())
+        .expect("the workspace declares its rust-version");
+    assert!(
+        read("README.md").contains(&format!("Rust {needed} or newer")),
+        "the README says {needed}"
+    );
+    let (ok, stderr) = require_cargo_with(Some("1.63.0"));
+    assert!(!ok, "an old rustc passed");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("1.63.0") && stderr.contains(&needed), "{stderr}");
+    assert!(stderr.contains("rustup update"), "{stderr}");
+    let (ok, stderr) = require_cargo_with(Some(&format!("{needed}.0")));
+    assert!(ok, "{stderr}");
+    let (ok, stderr) = require_cargo_with(None);
+    assert!(ok, "the toolchain building this test: {stderr}");
 }
