@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -215,8 +214,11 @@ struct ReportArgs {
 #[derive(clap::Args)]
 struct HttpArgs {
     /// The URL, `http://host:port/path` (with --scenario, the stack's `http://host:port`).
-    #[arg(long)]
-    url: String,
+    #[arg(value_name = "URL", required_unless_present = "url_flag")]
+    url: Option<String>,
+    /// The URL, as a flag (as earlier versions took it).
+    #[arg(long = "url", id = "url_flag", value_name = "URL", conflicts_with = "url")]
+    url_flag: Option<String>,
     /// Load this scenario's requests and judge the answers by its checks, as the suite does
     /// (no restore and no audit: run the suite for those).
     #[arg(long, value_parser = scenario_names())]
@@ -224,8 +226,8 @@ struct HttpArgs {
     /// Connections (closed-loop virtual users).
     #[arg(short = 'c', long, default_value_t = 128)]
     connections: usize,
-    /// Measurement window.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    /// Measurement window (Ctrl-C ends it early and prints what was measured).
+    #[arg(short = 'z', long, default_value = "3s", value_parser = humantime::parse_duration)]
     duration: Duration,
     /// Warm-up before the window.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
@@ -246,7 +248,8 @@ struct HttpArgs {
     /// A request without a response after this is an error.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     timeout: Duration,
-    /// Also write the result as JSON here.
+    /// Also write the result as JSON here; `-` for standard output (the lines for people
+    /// then go to standard error).
     #[arg(long)]
     json: Option<PathBuf>,
 }
@@ -489,6 +492,11 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
             loadgen::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
         ),
     };
+    let url = args.url.or(args.url_flag).expect("clap requires one");
+    let stop = bookstore_report::signal::stop_on_signal(
+        "loadgen",
+        "ending the window now and printing what was measured",
+    );
     let plan = LoadPlan {
         connections: args.connections.max(1),
         workers: args.workers.max(1),
@@ -497,28 +505,44 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
         request_timeout: args.timeout,
         rate_rps: args.rate,
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
-        stop: Arc::new(AtomicBool::new(false)),
+        stop: Arc::clone(&stop),
         live: None,
         settle: None,
     };
-    let cell = loadgen::http::measure(&args.url, target, &plan, args.validate_every)?;
-    let latency = cell.latency_ok_us;
-    println!(
-        "{} connections, {:.1} s: {:.0} req/s ({:.0} ok/s), errors {}, p50 {} µs, p99 {} µs, max {} µs, in flight {:.1}, client CPU {:.2} s",
+    let cell = loadgen::http::measure(&url, target, &plan, args.validate_every)?;
+    // With the JSON on standard output, the lines for people go to standard error.
+    let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    let say = |line: String| {
+        if json_to_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
+        "{} connections, {:.1} s{}: {:.0} req/s ({:.0} ok/s), errors {}, in flight {:.1}, client CPU {:.2} s",
         plan.connections,
         cell.window_seconds,
+        if cell.stopped_early { " (stopped early)" } else { "" },
         cell.throughput_rps,
         cell.goodput_rps,
         cell.counts.errors,
-        latency.map_or(0, |l| l.p50_us),
-        latency.map_or(0, |l| l.p99_us),
-        latency.map_or(0, |l| l.max_us),
         cell.mean_in_flight,
         cell.cpu_seconds.client,
-    );
+    ));
+    if let Some(latency) = cell.ranked_latency() {
+        let from =
+            if cell.open_loop.is_some() { "when each was due" } else { "when each was sent" };
+        say(format!("latency of {} answers, timed from {from}:", latency.count));
+        say("      p50      p90      p99    p99.9      max".to_owned());
+        let column = |us: u64| format!("{:>9}", bookstore_report::charts::latency_label(us as f64));
+        say([latency.p50_us, latency.p90_us, latency.p99_us, latency.p999_us, latency.max_us]
+            .map(column)
+            .concat());
+    }
     if let Some(open) = &cell.open_loop {
         let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
-        println!(
+        say(format!(
             "open loop, {} arrivals: {:.0} req/s offered, {} due in the window, answers {:.1}% of them; client send lag p50 {} µs, p99 {} µs; connections {} of at most {}{}",
             open.arrivals,
             open.offered_rps,
@@ -529,16 +553,16 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
             open.connections_peak,
             open.connections_cap,
             if open.cap_hit { " (the cap was hit: requests waited in the client)" } else { "" }
-        );
+        ));
     }
     for warning in &cell.warnings {
-        println!("warning: {}", warning.message);
+        say(format!("warning: {}", warning.message));
     }
     if let Some(path) = args.json {
         let document = serde_json::json!({
             "schema": HTTP_CELL_SCHEMA,
             "schema_version": SCHEMA_VERSION,
-            "url": args.url,
+            "url": url,
             "throughput_rps": cell.throughput_rps,
             "goodput_rps": cell.goodput_rps,
             "latency_ok_us": cell.latency_ok_us,
@@ -546,8 +570,19 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
             "client_workers": plan.workers,
             "cell": cell,
         });
-        std::fs::write(&path, serde_json::to_vec_pretty(&document)?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        let bytes = serde_json::to_vec_pretty(&document)?;
+        if json_to_stdout {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(&bytes)?;
+            stdout.write_all(b"\n")?;
+        } else {
+            std::fs::write(&path, bytes)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(loadgen::outcome::EXIT_INTERRUPTED);
     }
     let disqualified = loadgen::warnings::disqualification(&cell).is_some();
     Ok(if disqualified { loadgen::outcome::EXIT_DISQUALIFIED } else { 0 })

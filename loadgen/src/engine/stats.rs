@@ -414,13 +414,20 @@ impl LoadReport {
     /// its errors include requests that never left the client).
     pub fn throughput_rps(&self) -> f64 {
         let completed = self.open.map_or(self.measure.total(), |a| a.answers);
-        completed as f64 / self.window.as_secs_f64()
+        self.per_second(completed)
+    }
+
+    /// `count` per second of the window; 0 for a window that never opened (stopped during
+    /// the warm-up).
+    fn per_second(&self, count: u64) -> f64 {
+        let seconds = self.window.as_secs_f64();
+        if seconds > 0.0 { count as f64 / seconds } else { 0.0 }
     }
 
     /// Successes completed in the window per second.
     pub fn goodput_rps(&self) -> f64 {
         let ok = self.open.map_or(self.measure.ok, |a| a.ok);
-        ok as f64 / self.window.as_secs_f64()
+        self.per_second(ok)
     }
 
     /// Mean requests in flight during the window: the time every request spent in flight
@@ -428,7 +435,7 @@ impl LoadReport {
     /// (throughput × mean latency) is its steady-state estimate and errs at the window's
     /// edges when latency is a sizeable part of the window.
     pub fn mean_in_flight(&self) -> f64 {
-        self.in_flight_us as f64 / self.window.as_micros() as f64
+        self.in_flight_us as f64 / self.window.as_micros().max(1) as f64
     }
 }
 

@@ -329,3 +329,22 @@ fn a_warm_up_that_cannot_settle_ends_at_its_longest_and_says_how_far_it_got() {
     assert_eq!(report.unsettled_warmup, Some(2));
     assert!(report.warmup_elapsed >= Duration::from_millis(400));
 }
+
+#[test]
+fn a_window_stopped_early_is_as_long_as_it_ran_and_its_rates_are_of_that_time() {
+    let addr = server(u64::MAX, Duration::ZERO, Duration::from_millis(1));
+    let plan = plan(4, Duration::ZERO, Duration::from_secs(30), None);
+    let stop = Arc::clone(&plan.stop);
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let report = run(addr, &plan);
+    assert!(report.stopped_early);
+    let seconds = report.window.as_secs_f64();
+    assert!((0.4..5.0).contains(&seconds), "the window ran {seconds} s of its 30");
+    let rate = report.measure.total() as f64 / seconds;
+    assert!((report.throughput_rps() - rate).abs() < 1e-6, "{}", report.throughput_rps());
+    // Four connections, each always waiting on an answer, until the stop.
+    assert!(report.mean_in_flight() > 3.0, "in flight {}", report.mean_in_flight());
+}
