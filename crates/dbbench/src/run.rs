@@ -163,19 +163,14 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     let results = DbBenchResults {
         schema: crate::results::SCHEMA.to_owned(),
         schema_version: crate::results::SCHEMA_VERSION,
-        run: RunInfo {
+        run: RunInfo::running(
             id,
-            started_at: bookstore_report::environment::now_rfc3339(),
-            finished_at: None,
-            status: "running".into(),
-            failure: None,
-            command_line: options
+            options
                 .command_line
                 .iter()
                 .map(|arg| bookstore_domain::store::redact_credentials(arg).into_owned())
                 .collect(),
-            wall_seconds: None,
-        },
+        ),
         environment: bookstore_report::environment::capture(&options.workspace, postgres),
         databases: Vec::new(),
         settings,

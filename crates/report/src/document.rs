@@ -28,6 +28,22 @@ pub struct RunInfo {
     pub wall_seconds: Option<f64>,
 }
 
+impl RunInfo {
+    /// A run starting now, `running` until it ends; `command_line` as it is to be recorded
+    /// (its secrets already redacted).
+    pub fn running(id: String, command_line: Vec<String>) -> Self {
+        Self {
+            id,
+            started_at: crate::environment::now_rfc3339(),
+            finished_at: None,
+            status: "running".into(),
+            failure: None,
+            command_line,
+            wall_seconds: None,
+        }
+    }
+}
+
 /// Writes a results document to `path` atomically (temporary file, then rename), so a
 /// reader or a crash never sees half a file.
 pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Result<()> {

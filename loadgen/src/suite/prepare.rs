@@ -7,7 +7,6 @@ use std::time::Duration;
 use bookstore_app::cli::DbCalls;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
-use bookstore_report::environment::now_rfc3339;
 
 use super::rounds::{PreparedStack, Suite};
 use super::server::{self, ServerProcess};
@@ -195,20 +194,11 @@ pub(super) fn new_results(
     RunResults {
         schema: SCHEMA.to_owned(),
         schema_version: SCHEMA_VERSION,
-        run: RunInfo {
+        // `--database-url` may carry a password; results are shared.
+        run: RunInfo::running(
             id,
-            started_at: now_rfc3339(),
-            finished_at: None,
-            status: "running".into(),
-            failure: None,
-            // `--database-url` may carry a password; results are shared.
-            command_line: options
-                .command_line
-                .iter()
-                .map(|arg| redact_credentials(arg).into_owned())
-                .collect(),
-            wall_seconds: None,
-        },
+            options.command_line.iter().map(|arg| redact_credentials(arg).into_owned()).collect(),
+        ),
         shards,
         environment,
         settings: Settings {

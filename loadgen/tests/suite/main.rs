@@ -31,6 +31,32 @@ fn bin_dir() -> PathBuf {
     dir
 }
 
+/// Runs the suite with `options`, noting every process it starts with its arguments (as
+/// `ps` would show them) while it runs.
+fn run_watching_processes(
+    options: &SuiteOptions,
+) -> (RunResults, std::collections::BTreeSet<String>) {
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::Relaxed) {
+                for pid in children() {
+                    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            seen
+        })
+    };
+    let results = suite::run(options, Arc::new(AtomicBool::new(false))).unwrap();
+    done.store(true, Ordering::Relaxed);
+    (results, watcher.join().unwrap())
+}
+
 fn options(output: PathBuf) -> SuiteOptions {
     SuiteOptions {
         stacks: vec![stacks::AXUM_SERDE_SQLX],
@@ -385,25 +411,7 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
     options.command_line = vec!["loadgen".into(), "suite".into(), format!("--database-url={url}")];
 
     // Every process the suite starts, with its arguments, as seen in `ps`.
-    let done = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut seen = std::collections::BTreeSet::new();
-            while !done.load(Ordering::Relaxed) {
-                for pid in children() {
-                    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            seen
-        })
-    };
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
-    done.store(true, Ordering::Relaxed);
-    let command_lines = watcher.join().unwrap();
+    let (results, command_lines) = run_watching_processes(&options);
     drop(cluster);
 
     assert_eq!(results.settings.database, "existing");
@@ -691,26 +699,8 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     let taken = vec!["axum-serde-sqlx".to_owned()];
     options.variants =
         vec![suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap()];
-    // Every process the suite starts, with its arguments.
-    let done = Arc::new(AtomicBool::new(false));
-    let watcher = {
-        let done = Arc::clone(&done);
-        std::thread::spawn(move || {
-            let mut seen = std::collections::BTreeSet::new();
-            while !done.load(Ordering::Relaxed) {
-                for pid in children() {
-                    if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            seen
-        })
-    };
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
-    done.store(true, Ordering::Relaxed);
-    let command_lines = watcher.join().unwrap();
+    // Every process the suite starts, with its arguments, as seen in `ps`.
+    let (results, command_lines) = run_watching_processes(&options);
 
     assert_eq!(results.settings.stacks, ["axum-serde-sqlx", "axum-1w"]);
     let variant = &results.stacks[1];
