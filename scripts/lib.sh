@@ -140,3 +140,30 @@ check_compose_file() {
     "${compose[@]}" -f docker-compose.yml config -q || die "docker-compose.yml is invalid (${compose[*]} config)"
     echo "${0##*/}: docker-compose.yml valid (${compose[*]} config)" >&2
 }
+
+# Starts a throwaway seeded cluster (`bookstore-db up`, built in target/release) in the
+# background, its output in $1/db.env; sets db_pid (the caller's cleanup kills it, which
+# stops and deletes the cluster) and exports DATABASE_URL.
+start_throwaway_db() {
+    target/release/bookstore-db up > "$1/db.env" &
+    db_pid=$!
+    for _ in $(seq 300); do grep -q POSTGRES_DIR "$1/db.env" 2>/dev/null && break; sleep 0.1; done
+    DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$1/db.env")
+    [ -n "$DATABASE_URL" ] || die "bookstore-db up did not start a database"
+    export DATABASE_URL
+}
+
+# A free loopback port.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits up to 10 s for GET $1 to answer 2xx.
+wait_http_ok() {
+    for _ in $(seq 100); do
+        python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" "$1" \
+            2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}

@@ -32,13 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-target/release/bookstore-db up > "$workdir/db.env" &
-db_pid=$!
-for _ in $(seq 300); do grep -q POSTGRES_DIR "$workdir/db.env" 2>/dev/null && break; sleep 0.1; done
-DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$workdir/db.env")
-[ -n "$DATABASE_URL" ] || die "bookstore-db up did not start a database"
-export DATABASE_URL
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_throwaway_db "$workdir"
+port=$(free_port)
 
 read -r -a workers <<< "$WORKERS"
 for round in $(seq "$ROUNDS"); do
@@ -49,13 +44,9 @@ for round in $(seq "$ROUNDS"); do
         for stack in $STACKS; do
             target/release/"$stack" --bind "127.0.0.1:$port" --workers "$w" 2>>"$workdir/server.log" &
             server_pid=$!
-            for _ in $(seq 100); do
-                python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)" \
-                    "http://127.0.0.1:$port/health/db" 2>/dev/null && break
-                sleep 0.1
-            done
+            wait_http_ok "http://127.0.0.1:$port/health/db" || die "the stack did not start: $(tail -3 "$workdir/server.log")"
             for path in $PATHS; do
-                target/release/loadgen http --url "http://127.0.0.1:$port/$path" -c 128 \
+                target/release/loadgen http "http://127.0.0.1:$port/$path" -c 128 \
                     --duration "$DURATION" --warmup 0.5s --json "$workdir/r.json" > /dev/null
                 rps=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["throughput_rps"]))' "$workdir/r.json")
                 echo "$round $w $stack /$path $rps" | tee -a "$workdir/all.txt" >&2

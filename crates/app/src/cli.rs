@@ -63,6 +63,10 @@ pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
         }
     };
     init_tracing();
+    let timing_file = config.timing_file.clone();
+    if timing_file.is_some() {
+        bookstore_timing::enable();
+    }
     let result = listen(config.bind)
         .map_err(|e| anyhow::anyhow!("cannot listen on {} (--bind/BIND): {e}", config.bind))
         .and_then(|listener| {
@@ -75,6 +79,15 @@ pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
                 "starting"
             );
             serve(listener, config, Box::pin(shutdown_signal()))
+        })
+        .and_then(|()| match &timing_file {
+            Some(path) => bookstore_timing::append_report(path, identity.service).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot write the timing report to {} (--timing-file): {e}",
+                    path.display()
+                )
+            }),
+            None => Ok(()),
         });
     match result {
         Ok(()) => {
@@ -219,7 +232,9 @@ mod tests {
             "--pool-max",
             "--workers",
             "--acquire-timeout-ms",
+            "--timing-file",
             "--blocking-threads",
+            "--blocking-pool",
         ] {
             assert!(help.contains(flag), "{flag} missing from: {help}");
         }
@@ -234,6 +249,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("--blocking-threads"));
+        let error = parse_config(
+            &IDENTITY,
+            DbCalls::Async,
+            args(&["--database-url=postgres://a@b/c", "--blocking-pool=shared"]),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("--blocking-pool"));
     }
 
     #[test]

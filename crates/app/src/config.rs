@@ -3,6 +3,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bookstore_domain::store::PoolSettings;
@@ -37,6 +38,11 @@ pub struct ServerArgs {
     /// between requests, before it is closed, in ms.
     #[arg(long, env = "CLIENT_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub client_timeout_ms: u64,
+
+    /// Diagnostic: time each request's phases inside the server and append a JSON line to
+    /// this file at shutdown (see the bookstore-timing crate; off by default).
+    #[arg(long, env = "TIMING_FILE", value_name = "PATH")]
+    pub timing_file: Option<PathBuf>,
 }
 
 /// The extra flag of the stacks that run blocking database calls on a thread pool.
@@ -45,6 +51,21 @@ pub struct BlockingArgs {
     /// Threads for blocking database calls [default: pool size, one per connection].
     #[arg(long, env = "BLOCKING_THREADS", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub blocking_threads: Option<u16>,
+
+    /// How the workers share the blocking threads [default: the framework's own — actix:
+    /// per-worker, a pool of threads ÷ workers for each worker; tokio (axum): shared, one
+    /// pool, the only kind it has].
+    #[arg(long, env = "BLOCKING_POOL", value_enum)]
+    pub blocking_pool: Option<BlockingPool>,
+}
+
+/// How a blocking stack's workers share its blocking threads (`--blocking-pool`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BlockingPool {
+    /// One pool of `--blocking-threads` threads for every worker.
+    Shared,
+    /// Each worker its own pool of `ceil(blocking_threads / workers)` threads.
+    PerWorker,
 }
 
 /// The validated configuration a server runs with.
@@ -58,8 +79,12 @@ pub struct ServerConfig {
     pub workers: usize,
     /// Threads for blocking database calls; `None` for async stores.
     pub blocking_threads: Option<usize>,
+    /// How the workers share those threads, if not the framework's default way.
+    pub blocking_pool: Option<BlockingPool>,
     /// Deadline for a request's headers, and for an idle connection.
     pub client_timeout: Duration,
+    /// Where to append the timing report at shutdown; `None`: no timing.
+    pub timing_file: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -79,7 +104,10 @@ impl ServerConfig {
             workers,
             client_timeout: Duration::from_millis(args.client_timeout_ms),
             blocking_threads: blocking
+                .as_ref()
                 .map(|b| b.blocking_threads.map(usize::from).unwrap_or(pool_max as usize)),
+            blocking_pool: blocking.and_then(|b| b.blocking_pool),
+            timing_file: args.timing_file,
         }
     }
 }
@@ -88,7 +116,13 @@ impl ServerConfig {
     /// tokio's multi-thread runtime as the axum and hyper stacks run it: `workers` worker
     /// threads named after the stack and, for a blocking store, at most `blocking_threads`
     /// threads for `spawn_blocking`.
+    /// Refuses `--blocking-pool per-worker`: tokio's runtime has one blocking pool.
     pub fn tokio_runtime(&self, identity: &Identity) -> std::io::Result<tokio::runtime::Runtime> {
+        if self.blocking_pool == Some(BlockingPool::PerWorker) {
+            return Err(std::io::Error::other(
+                "--blocking-pool per-worker: tokio's runtime has one blocking pool for all workers; only the actix stacks have one per worker",
+            ));
+        }
         let mut runtime = tokio::runtime::Builder::new_multi_thread();
         runtime.worker_threads(self.workers).enable_all().thread_name(identity.service);
         if let Some(threads) = self.blocking_threads {
@@ -134,7 +168,9 @@ mod tests {
         assert_eq!(config.pool.acquire_timeout, Duration::from_secs(2));
         assert_eq!(config.workers, cpus());
         assert_eq!(config.blocking_threads, Some(32));
+        assert_eq!(config.blocking_pool, None, "each framework's own way by default");
         assert_eq!(config.client_timeout, Duration::from_secs(10));
+        assert_eq!(config.timing_file, None, "no timing unless asked for");
     }
 
     #[test]
@@ -147,6 +183,8 @@ mod tests {
             "--acquire-timeout-ms=500",
             "--blocking-threads=16",
             "--client-timeout-ms=1500",
+            "--blocking-pool=per-worker",
+            "--timing-file=/tmp/t.jsonl",
         ])
         .unwrap();
         let config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
@@ -155,6 +193,28 @@ mod tests {
         assert_eq!(config.pool.acquire_timeout, Duration::from_millis(500));
         assert_eq!(config.blocking_threads, Some(16));
         assert_eq!(config.client_timeout, Duration::from_millis(1500));
+        assert_eq!(config.blocking_pool, Some(BlockingPool::PerWorker));
+        assert_eq!(config.timing_file, Some(PathBuf::from("/tmp/t.jsonl")));
+    }
+
+    #[test]
+    fn tokio_has_one_blocking_pool_and_refuses_one_per_worker() {
+        for (pool, refused) in [
+            (None, false),
+            (Some(BlockingPool::Shared), false),
+            (Some(BlockingPool::PerWorker), true),
+        ] {
+            let cli = parse(&["--database-url", "postgres://x@y/z"]).unwrap();
+            let mut config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
+            config.blocking_pool = pool;
+            match config.tokio_runtime(&IDENTITY) {
+                Ok(_) => assert!(!refused, "{pool:?} accepted"),
+                Err(error) => {
+                    assert!(refused, "{pool:?}: {error}");
+                    assert!(error.to_string().starts_with("--blocking-pool per-worker"), "{error}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -163,6 +223,7 @@ mod tests {
             (&["--database-url=postgres://x@y/z", "--pool-max=0"][..], "--pool-max"),
             (&["--database-url=postgres://x@y/z", "--workers=0"][..], "--workers"),
             (&["--database-url=postgres://x@y/z", "--bind=localhost"][..], "--bind"),
+            (&["--database-url=postgres://x@y/z", "--blocking-pool=two"][..], "--blocking-pool"),
             (
                 &["--database-url=postgres://x@y/z", "--acquire-timeout-ms=x"][..],
                 "--acquire-timeout-ms",

@@ -17,6 +17,7 @@ use bookstore_domain::params::{
     self, BOOK_LIST_LIMIT, LARGE_JSON_LIMIT, QueryString, REPORT_LIMIT, SearchParams,
 };
 use bookstore_domain::store::Store;
+use bookstore_timing::{self as timing, Phase};
 use serde::Serialize;
 
 /// What a stack is: its binary name, framework and default port (SPEC §1).
@@ -78,7 +79,7 @@ impl<S: Store, C: Codec> App<S, C> {
 
     /// `GET /health/db`: `SELECT 1`.
     pub async fn health_db(&self) -> Reply {
-        match self.store.ping().await {
+        match timed(self.store.ping()).await {
             Ok(()) => self.ok(200, &Health::UP),
             Err(error) => self.error(error),
         }
@@ -99,7 +100,7 @@ impl<S: Store, C: Codec> App<S, C> {
     pub async fn large_json(&self, query: Option<&str>) -> Reply {
         let result = async {
             let limit = LARGE_JSON_LIMIT.parse(QueryString::new(query))?;
-            let items = self.store.large_items(limit).await?;
+            let items = timed(self.store.large_items(limit)).await?;
             Ok(LargeJson {
                 service: self.identity.service,
                 generated_at: Timestamp::now(),
@@ -114,7 +115,7 @@ impl<S: Store, C: Codec> App<S, C> {
     pub async fn book_get(&self, raw_id: &str) -> Reply {
         let result = async {
             let id = params::book_id(raw_id)?;
-            self.store.book(id).await?.ok_or(Error::BookNotFound(id))
+            timed(self.store.book(id)).await?.ok_or(Error::BookNotFound(id))
         };
         self.respond(200, result.await)
     }
@@ -123,7 +124,7 @@ impl<S: Store, C: Codec> App<S, C> {
     pub async fn book_list(&self, query: Option<&str>) -> Reply {
         let result = async {
             let limit = BOOK_LIST_LIMIT.parse(QueryString::new(query))?;
-            self.store.books(limit).await
+            timed(self.store.books(limit)).await
         };
         self.respond(200, result.await)
     }
@@ -132,7 +133,7 @@ impl<S: Store, C: Codec> App<S, C> {
     pub async fn book_search(&self, query: Option<&str>) -> Reply {
         let result = async {
             let search = SearchParams::parse(QueryString::new(query))?;
-            self.store.search_books(&search.pattern, search.limit).await
+            timed(self.store.search_books(&search.pattern, search.limit)).await
         };
         self.respond(200, result.await)
     }
@@ -141,7 +142,7 @@ impl<S: Store, C: Codec> App<S, C> {
     pub async fn aggregate_report(&self, query: Option<&str>) -> Reply {
         let result = async {
             let limit = REPORT_LIMIT.parse(QueryString::new(query))?;
-            self.store.author_inventory(limit).await
+            timed(self.store.author_inventory(limit)).await
         };
         self.respond(200, result.await)
     }
@@ -163,7 +164,7 @@ impl<S: Store, C: Codec> App<S, C> {
                 tracing::debug!(error = %e, "malformed JSON body");
                 Error::BadRequest(MALFORMED_JSON.into())
             })?;
-            self.store.checkout(body.into_request()?.validate()?).await
+            timed(self.store.checkout(body.into_request()?.validate()?)).await
         };
         self.respond(201, result.await)
     }
@@ -188,10 +189,13 @@ impl<S: Store, C: Codec> App<S, C> {
     }
 
     fn respond<T: Serialize>(&self, status: u16, result: Result<T, Error>) -> Reply {
-        match result {
+        let since = timing::start();
+        let reply = match result {
             Ok(value) => self.ok(status, &value),
             Err(error) => self.error(error),
-        }
+        };
+        timing::record(Phase::Respond, since);
+        reply
     }
 
     fn ok<T: Serialize + ?Sized>(&self, status: u16, value: &T) -> Reply {
@@ -200,6 +204,14 @@ impl<S: Store, C: Codec> App<S, C> {
             Err(e) => self.error(Error::Internal(format!("encoding the response: {e}"))),
         }
     }
+}
+
+/// The store call `call`, timed as [`Phase::Store`] when `--timing-file` is on.
+async fn timed<T>(call: impl Future<Output = T>) -> T {
+    let since = timing::start();
+    let result = call.await;
+    timing::record(Phase::Store, since);
+    result
 }
 
 /// The 500 reply when even the error body cannot be encoded (a serializer bug).

@@ -3,8 +3,8 @@
 //! - [`App`]: the request handlers of SPEC §3, generic over the store (sqlx or diesel) and
 //!   the serializer (serde_json, simd-json, sonic-rs); a server only routes and converts.
 //! - [`config`]: the flags every stack accepts (`--bind`, `--database-url`, `--pool-max`,
-//!   `--workers`, `--acquire-timeout-ms`, and `--blocking-threads` for blocking stores), with
-//!   environment fallbacks.
+//!   `--workers`, `--acquire-timeout-ms`, the diagnostic `--timing-file`, and
+//!   `--blocking-threads`/`--blocking-pool` for blocking stores), with environment fallbacks.
 //! - [`cli::main`]: a server binary's whole `main`.
 //! - [`routes`]: the paths, so every router uses the same strings.
 //! - [`stacks`]: the five stacks' names, ports and parts, listed once.
@@ -16,5 +16,5 @@ pub mod routes;
 pub mod stacks;
 
 pub use cli::{DbCalls, ServeFn, Shutdown};
-pub use config::ServerConfig;
+pub use config::{BlockingPool, ServerConfig};
 pub use handlers::{App, CONTENT_TYPE_JSON, Identity, Reply};

@@ -171,7 +171,9 @@ impl TestApp {
             },
             workers: 2,
             blocking_threads: (stack.db_calls == DbCalls::Blocking).then_some(4),
+            blocking_pool: None,
             client_timeout: Duration::from_secs(10),
+            timing_file: None,
         };
         adjust(&mut config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

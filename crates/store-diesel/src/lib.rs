@@ -85,18 +85,33 @@ impl<O: Offload> DieselStore<O> {
         let pool = self.pool.clone();
         let queued = Instant::now();
         let acquire_timeout = self.acquire_timeout;
-        self.offload
+        let timing = bookstore_timing::enabled();
+        let (result, stamps) = self
+            .offload
             .run(move || {
+                let running = timing.then(Instant::now);
                 // The acquire timeout counts from the request, as on the async stacks: a
                 // wait for a blocking thread (busy with requests that wait for connections
                 // themselves, as in a database outage) is a wait for a connection. r2d2
                 // still takes an idle connection when no time is left.
                 let remaining = acquire_timeout.saturating_sub(queued.elapsed());
-                let mut conn =
-                    pool.get_timeout(remaining).map_err(|e| Error::DbUnavailable(e.to_string()))?;
-                work(&mut conn)
+                let mut conn = match pool.get_timeout(remaining) {
+                    Ok(conn) => conn,
+                    Err(e) => return (Err(Error::DbUnavailable(e.to_string())), None),
+                };
+                let connected = timing.then(Instant::now);
+                let result = work(&mut conn);
+                let stamps = running.zip(connected).map(|(running, connected)| {
+                    bookstore_timing::BlockingStamps { running, connected, done: Instant::now() }
+                });
+                (result, stamps)
             })
-            .await?
+            .await?;
+        if let Some(stamps) = stamps {
+            let call = bookstore_timing::BlockingCall::from_stamps(queued, stamps, Instant::now());
+            bookstore_timing::record_blocking(call);
+        }
+        result
     }
 }
 

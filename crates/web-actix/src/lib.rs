@@ -9,9 +9,11 @@
 //! their own limits and answer their own text errors). Everything else is
 //! [`bookstore_app::App`].
 //!
-//! Blocking work ([`WebBlock`]) runs on each worker's blocking pool via
-//! `actix_web::web::block`; the pools together hold at most `--blocking-threads` threads
-//! (each worker gets `ceil(blocking_threads / workers)`).
+//! Blocking work ([`WebBlock`]) runs, as actix does it by default, on each worker's own
+//! blocking pool via `actix_web::web::block`: `ceil(blocking_threads / workers)` threads per
+//! worker. `--blocking-pool shared` gives every worker one pool of `--blocking-threads`
+//! threads instead (the actix system runtime's, as tokio's multi-thread runtime gives axum);
+//! measured against each other, neither was distinguishably better (docs/performance.md).
 //!
 //! An async store's connections (sqlx) are opened on the runtime that starts the server and
 //! shared by all workers: their sockets are driven by that runtime's reactor and wake the
@@ -22,15 +24,24 @@ use std::sync::Arc;
 use actix_web::http::header::{ALLOW, CONTENT_TYPE, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpServer, Route, guard, web};
-use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
+use bookstore_app::{
+    App, BlockingPool, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes,
+};
 use bookstore_codec::Codec;
 use bookstore_domain::offload::Offload;
 use bookstore_domain::store::Store;
 use bookstore_domain::{BODY_LIMIT_BYTES, Error, require_json_content_type};
 
-/// `actix_web::web::block`: the worker's blocking thread pool.
+/// The actix stacks' blocking pool: the worker's own through `actix_web::web::block`, or
+/// the one shared by the workers (`--blocking-pool shared`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WebBlock;
+
+thread_local! {
+    /// Set on each worker thread when it builds its routes: the shared pool's runtime.
+    static SHARED_POOL: std::cell::RefCell<Option<tokio::runtime::Handle>> =
+        const { std::cell::RefCell::new(None) };
+}
 
 impl Offload for WebBlock {
     const NAME: &'static str = "actix_web::web::block";
@@ -40,7 +51,12 @@ impl Offload for WebBlock {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        web::block(work).await.map_err(|e| Error::Internal(format!("blocking task failed: {e}")))
+        let failed =
+            |e: &dyn std::fmt::Display| Error::Internal(format!("blocking task failed: {e}"));
+        match SHARED_POOL.with_borrow(Clone::clone) {
+            Some(shared) => shared.spawn_blocking(work).await.map_err(|e| failed(&e)),
+            None => web::block(work).await.map_err(|e| failed(&e)),
+        }
     }
 }
 
@@ -60,11 +76,24 @@ pub fn serve<S: Store, C: Codec>(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
-    actix_web::rt::System::new().block_on(async move {
+    let blocking = config.blocking_threads;
+    let mut system_runtime = tokio::runtime::Builder::new_current_thread();
+    system_runtime.enable_all();
+    if let Some(threads) = blocking {
+        // The shared pool (`--blocking-pool shared`), and where the store opens its
+        // connections.
+        system_runtime.max_blocking_threads(threads);
+    }
+    let system_runtime = system_runtime.build()?;
+    actix_web::rt::System::with_tokio_rt(move || system_runtime).block_on(async move {
         let store = S::open(&config.pool).await?;
         let app = web::Data::from(Arc::new(App::<S, C>::new(store.clone(), identity)));
         let workers = config.workers;
+        let shared = blocking.is_some() && config.blocking_pool == Some(BlockingPool::Shared);
+        let shared_pool = shared.then(tokio::runtime::Handle::current);
         let mut server = HttpServer::new(move || {
+            // Runs on each worker thread, once, before it serves.
+            SHARED_POOL.set(shared_pool.clone());
             actix_web::App::new().app_data(app.clone()).configure(configure::<S, C>)
         })
         .workers(workers)
@@ -77,7 +106,9 @@ pub fn serve<S: Store, C: Codec>(
         // Signals are the caller's: `shutdown` completes on SIGINT/SIGTERM.
         .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE_SECONDS);
-        if let Some(threads) = config.blocking_threads {
+        if let Some(threads) = blocking
+            && !shared
+        {
             server = server.worker_max_blocking_threads(threads.div_ceil(workers).max(1));
         }
         let server = server.listen(listener)?.run();

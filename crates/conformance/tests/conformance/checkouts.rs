@@ -122,3 +122,22 @@ conformance!(
         assert_eq!(stock_and_checkouts(app, 1).await, (seed::HOTSPOT_STOCK - 40, 40));
     }
 );
+
+conformance!(
+    one_blocking_pool_shared_by_the_workers_serves_alike,
+    config = |config| {
+        // `--blocking-pool shared`: actix's workers then share one pool (tokio's runtime
+        // has only that kind); async stacks have no blocking pool to share.
+        if config.blocking_threads.is_some() {
+            config.blocking_pool = Some(bookstore_app::BlockingPool::Shared);
+        }
+    },
+    |app| {
+        let read = app.get("/api/books/5").await;
+        assert_eq!(read.status, 200, "{}", read.text());
+        assert_eq!(read.json()["id"], 5);
+        let response = app.post_json("/api/checkouts", checkout_body(6)).await;
+        assert_eq!(response.status, 201, "{}", response.text());
+        assert_eq!(stock_and_checkouts(app, 6).await, (seed::book(6).stock - 1, 1));
+    }
+);

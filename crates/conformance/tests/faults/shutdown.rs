@@ -128,6 +128,16 @@ struct Server(Child);
 
 impl Server {
     fn spawn(stack: &Stack, database_url: &str, addr: SocketAddr) -> Self {
+        Self::spawn_with(stack, database_url, addr, &[])
+    }
+
+    /// As [`Server::spawn`], with more environment (flags by their variables).
+    fn spawn_with(
+        stack: &Stack,
+        database_url: &str,
+        addr: SocketAddr,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Self {
         let binary = bin_dir().join(stack.identity.service);
         assert!(
             binary.is_file(),
@@ -140,12 +150,50 @@ impl Server {
             .env("DB_POOL_MAX", "4")
             .env("WORKERS", "2")
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", binary.display()));
         Server(child)
+    }
+
+    /// Waits until it answers `/health`; panics naming the stack if it exits or takes more
+    /// than 30 s.
+    async fn wait_serving(&mut self, client: &Client, name: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(status)) = self.0.try_wait() {
+                panic!("{name} exited during start-up ({status}): {}", self.stderr());
+            }
+            if client.try_send(get_request("/health")).await.is_ok_and(|r| r.status == 200) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{name} did not serve within 30 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Sends SIGTERM; returns when.
+    fn signal_stop(&self) -> Instant {
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("send SIGTERM");
+        Instant::now()
+    }
+
+    /// Waits for the exit status, at most [`STOP_LIMIT`] after `signalled`.
+    async fn wait_exit(&mut self, signalled: Instant, name: &str) -> std::process::ExitStatus {
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait for the server") {
+                return status;
+            }
+            assert!(
+                signalled.elapsed() < STOP_LIMIT,
+                "{name} still running {STOP_LIMIT:?} after SIGTERM"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Its log, once it has exited.
@@ -175,22 +223,10 @@ per_stack!(sigterm_drains_and_exits_zero, |stack| {
     let mut server = Server::spawn(stack, db.url(), addr);
     let name = stack.identity.service;
     let client = Client::new(addr, name);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("{name} exited during start-up ({status}): {}", server.stderr());
-        }
-        if client.try_send(get_request("/health")).await.is_ok_and(|r| r.status == 200) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{name} did not serve within 30 s");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server.wait_serving(&client, name).await;
 
     let held = HeldCheckout::start(&client, db.url()).await;
-    let pid = nix::unistd::Pid::from_raw(server.0.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("send SIGTERM");
-    let signalled = Instant::now();
+    let signalled = server.signal_stop();
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(refuses_connections(addr).await, "{name} accepts connections after SIGTERM");
     assert!(matches!(server.0.try_wait(), Ok(None)), "{name} exited with a request in flight");
@@ -199,16 +235,64 @@ per_stack!(sigterm_drains_and_exits_zero, |stack| {
         answer.unwrap_or_else(|e| panic!("{name}: the in-flight checkout got no answer: {e}"));
     assert_eq!(answer.status, 201, "{name}: in-flight checkout: {}", answer.text());
 
-    let status = loop {
-        if let Some(status) = server.0.try_wait().expect("wait for the server") {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < STOP_LIMIT,
-            "{name} still running {STOP_LIMIT:?} after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let status = server.wait_exit(signalled, name).await;
     assert_eq!(status.code(), Some(0), "{name} exit status; log: {}", server.stderr());
     assert_audit(name, db.url(), 1).await;
+});
+
+per_stack!(timing_file_breaks_each_request_down_at_shutdown, |stack| {
+    const REQUESTS: u64 = 20;
+    let db = seeded_database().await;
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("timing.jsonl");
+    let env = [("TIMING_FILE", file.as_os_str())];
+    let mut server = Server::spawn_with(stack, db.url(), addr, &env);
+    let name = stack.identity.service;
+    let client = Client::new(addr, name);
+    server.wait_serving(&client, name).await; // /health: no store call, not counted
+    for id in 1..=REQUESTS {
+        let response = client.get(&format!("/api/books/{id}")).await;
+        assert_eq!(response.status, 200, "{name}: {}", response.text());
+    }
+    let signalled = server.signal_stop();
+    let status = server.wait_exit(signalled, name).await;
+    assert_eq!(status.code(), Some(0), "{name} exit status; log: {}", server.stderr());
+
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{name} wrote no timing report to {}: {e}", file.display()));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{name}: one report per process: {text}");
+    let report: serde_json::Value = serde_json::from_str(lines[0]).expect("a JSON line");
+    let count = |phase: &str| report["phases"][phase]["count"].as_u64();
+    assert_eq!(count("store"), Some(REQUESTS), "{name}: {report}");
+    assert_eq!(count("respond"), Some(REQUESTS), "{name}: {report}");
+    let per_thread: u64 = report["store_calls_per_thread"]
+        .as_object()
+        .expect("calls per thread")
+        .values()
+        .filter_map(serde_json::Value::as_u64)
+        .sum();
+    assert_eq!(per_thread, REQUESTS, "{name}: {report}");
+    let blocking_phases = ["thread_wait", "conn_wait", "query", "handback"];
+    if stack.db_calls == bookstore_app::DbCalls::Blocking {
+        for phase in blocking_phases {
+            assert_eq!(count(phase), Some(REQUESTS), "{name}: {phase}: {report}");
+        }
+        let slowest = &report["slowest_blocking_calls"];
+        assert!(slowest["calls"].as_u64().is_some_and(|n| n >= 1), "{name}: {report}");
+        let parts: f64 = ["thread_wait", "conn_wait", "query", "handback"]
+            .iter()
+            .map(|p| slowest[format!("mean_{p}_us")].as_f64().expect("a mean"))
+            .sum();
+        let total = slowest["mean_total_us"].as_f64().expect("the mean total");
+        assert!((parts - total).abs() < 1e-6 * total.max(1.0), "{name}: {report}");
+    } else {
+        for phase in blocking_phases {
+            assert_eq!(count(phase), None, "{name}: an async store has no {phase}: {report}");
+        }
+        assert!(report["slowest_blocking_calls"].is_null(), "{name}: {report}");
+    }
 });
