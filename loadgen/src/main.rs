@@ -84,7 +84,7 @@ struct SuiteArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
     /// A short run: 3 rounds of 200 ms windows after 100 ms warm-ups (overrides --rounds,
-    /// --warmup and --duration).
+    /// --warmup and --duration), without the fixed-load phase unless --rates asks for it.
     #[arg(long)]
     quick: bool,
     /// `--pool-max` of every stack and of the database ceiling.
@@ -139,9 +139,10 @@ struct SuiteArgs {
     /// The fixed-load phase's rates, comma-separated: a share of the slowest stack's
     /// goodput at the lowest concurrency (`0.7`, `70%`) or requests per second (`5000`).
     /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
-    /// loop (latency from the intended send time), in rounds like the closed loop's.
-    #[arg(long, value_delimiter = ',', default_value = "0.7", value_parser = loadgen::results::Rate::parse)]
-    rates: Vec<loadgen::results::Rate>,
+    /// loop (latency from the intended send time), in rounds like the closed loop's
+    /// [default: 0.7; with --quick, no fixed-load phase unless this asks for one].
+    #[arg(long, value_delimiter = ',', value_parser = loadgen::results::Rate::parse)]
+    rates: Option<Vec<loadgen::results::Rate>>,
     /// Skip the fixed-load phase.
     #[arg(long, conflicts_with = "rates")]
     no_equal_load: bool,
@@ -393,7 +394,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         durable: args.durable,
         ceilings: !args.no_ceilings,
         db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
-        rates: if args.no_equal_load { Vec::new() } else { args.rates },
+        rates: loadgen::results::Rate::for_suite(args.rates, args.no_equal_load, args.quick),
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         command_line: std::env::args().collect(),
     };

@@ -1,4 +1,5 @@
-//! Section 5: the pairs of stacks that differ in one axis, cell by cell.
+//! Section 6: the pairs of stacks that differ in one axis, and each labelled variant against
+//! the stack it runs, cell by cell.
 
 use serde::Serialize;
 
@@ -13,6 +14,8 @@ pub(crate) struct AxisTable {
     changed: String,
     note: String,
     concurrency: Vec<u32>,
+    /// The fixed-load phase's rates (one column each).
+    rates: Vec<String>,
     rows: Vec<AxisRow>,
 }
 
@@ -20,6 +23,8 @@ pub(crate) struct AxisTable {
 struct AxisRow {
     scenario: String,
     cells: Vec<AxisCell>,
+    /// The changed stack's p99 at each equal-load rate against the baseline's.
+    equal_load: Vec<Option<ComparisonText>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -33,18 +38,24 @@ struct AxisCell {
 }
 
 pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
-    bookstore_app::stacks::AXIS_PAIRS
+    let measured = |name: &str| dataset.stacks.iter().any(|s| s == name);
+    let axes = bookstore_app::stacks::AXIS_PAIRS
         .iter()
-        .map(|pair| (pair, pair.baseline.identity.service, pair.changed.identity.service))
-        .filter(|(_, a, b)| {
-            dataset.stacks.iter().any(|s| s == a) && dataset.stacks.iter().any(|s| s == b)
+        .map(|pair| {
+            let (baseline, changed) =
+                (pair.baseline.identity.service, pair.changed.identity.service);
+            (pair.title.to_owned(), baseline.to_owned(), changed.to_owned(), pair.note.to_owned())
         })
-        .map(|(pair, baseline, changed)| AxisTable {
-            axis: pair.title.into(),
-            baseline: baseline.into(),
-            changed: changed.into(),
-            note: pair.note.into(),
-            concurrency: dataset.concurrency.clone(),
+        .filter(|(_, a, b, _)| measured(a) && measured(b));
+    // A variant changes one setting of its stack: its own axis.
+    let variants = dataset.variants().into_iter().filter(|(_, stack, _)| measured(stack)).map(
+        |(label, stack, args)| {
+            let note = format!("{label} is {stack} run with {args}, in the same rounds.");
+            (format!("variant {label}"), stack, label, note)
+        },
+    );
+    axes.chain(variants)
+        .map(|(axis, baseline, changed, note)| AxisTable {
             rows: dataset
                 .scenarios
                 .iter()
@@ -53,10 +64,25 @@ pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
                     cells: dataset
                         .concurrency
                         .iter()
-                        .map(|&c| cell(dataset, scenario, c, baseline, changed))
+                        .map(|&c| cell(dataset, scenario, c, &baseline, &changed))
+                        .collect(),
+                    equal_load: dataset
+                        .equal_load_rates
+                        .iter()
+                        .map(|rate| {
+                            Family::equal_load_p99(dataset, scenario, rate)
+                                .compare(&baseline, &changed)
+                                .map(ComparisonText::from)
+                        })
                         .collect(),
                 })
                 .collect(),
+            axis,
+            baseline,
+            changed,
+            note,
+            concurrency: dataset.concurrency.clone(),
+            rates: dataset.equal_load_rates.clone(),
         })
         .collect()
 }

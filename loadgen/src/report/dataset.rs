@@ -159,6 +159,27 @@ impl<'a> Dataset<'a> {
         }
     }
 
+    /// The labelled variants of the runs: (label, the stack it runs, its flags), each once.
+    pub(crate) fn variants(&self) -> Vec<(String, String, String)> {
+        let mut found: Vec<(String, String, String)> = Vec::new();
+        for stack in self.runs.iter().flat_map(|r| &r.stacks) {
+            if let Some(of) = &stack.variant_of
+                && !found.iter().any(|(label, _, _)| *label == stack.name)
+            {
+                found.push((stack.name.clone(), of.clone(), stack.args.join(" ")));
+            }
+        }
+        found
+    }
+
+    /// How `stack` (a stack's or a variant's name) calls its database: a variant's is its
+    /// stack's. `None` for a name outside the registry (`--targets`).
+    pub(crate) fn db_calls(&self, stack: &str) -> Option<bookstore_app::DbCalls> {
+        let entry = self.runs.iter().flat_map(|r| &r.stacks).find(|s| s.name == stack)?;
+        let name = entry.variant_of.as_deref().unwrap_or(&entry.name);
+        bookstore_app::stacks::find(name).ok().map(|info| info.db_calls)
+    }
+
     /// The fixed-load windows of `stack` in `scenario` at `rate` (a [`Rate::label`]).
     pub(crate) fn equal_load_cell(
         &self,

@@ -32,6 +32,56 @@ struct RateTable {
     /// The stack every comparison is against: the lowest p99 of the ranked ones.
     first: Option<String>,
     rows: Vec<Row>,
+    /// The blocking stacks' p99 against the median async stack's.
+    blocking: Option<BlockingTails>,
+}
+
+/// Whether blocking database access costs tail latency at the same load: each blocking
+/// stack's p99 against the async stack with the median p99 (of three, the middle; of two,
+/// the lower), these comparisons a family of their own.
+#[derive(Debug, Serialize)]
+struct BlockingTails {
+    /// The median async stack.
+    against: String,
+    /// The blocking stacks, each with its p99 ÷ the median async stack's.
+    stacks: Vec<BlockingTail>,
+}
+
+#[derive(Debug, Serialize)]
+struct BlockingTail {
+    stack: String,
+    comparison: ComparisonText,
+    /// The whole interval lies below 2× (the p99 is within twice the async stack's).
+    within_twice: bool,
+}
+
+/// The [`BlockingTails`] of a family, when it has both kinds of ranked stacks.
+fn blocking_tails(dataset: &Dataset<'_>, family: &Family) -> Option<BlockingTails> {
+    use bookstore_app::DbCalls;
+    let ranked = |calls: DbCalls| {
+        family
+            .members
+            .iter()
+            .filter(move |m| m.qualified() && dataset.db_calls(&m.name) == Some(calls))
+            .filter_map(|m| Some((m.name.as_str(), m.summary?.median)))
+    };
+    let mut asynchronous: Vec<(&str, f64)> = ranked(DbCalls::Async).collect();
+    asynchronous.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (against, _) = *asynchronous.get(asynchronous.len().checked_sub(1)? / 2)?;
+    let blocking: Vec<&str> = ranked(DbCalls::Blocking).map(|(stack, _)| stack).collect();
+    let stacks: Vec<BlockingTail> = blocking
+        .iter()
+        .zip(family.against(against, &blocking))
+        .filter_map(|(stack, comparison)| {
+            let comparison = comparison?;
+            Some(BlockingTail {
+                stack: (*stack).to_owned(),
+                within_twice: comparison.high < 2.0,
+                comparison: comparison.into(),
+            })
+        })
+        .collect();
+    (!stacks.is_empty()).then(|| BlockingTails { against: against.to_owned(), stacks })
 }
 
 #[derive(Debug, Serialize)]
@@ -165,6 +215,8 @@ fn table(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Option<RateTable>
         })
         .collect();
     let offered = Summary::of(&offered);
+    let uses_database = crate::scenario::Scenario::parse(scenario).is_ok_and(|s| s.uses_database());
+    let blocking = uses_database.then(|| blocking_tails(dataset, &family)).flatten();
     let rounds = rows.iter().filter_map(|r: &Row| r.cell.as_ref().map(|c| c.rounds)).max();
     Some(RateTable {
         rounds: rounds.unwrap_or(0),
@@ -175,6 +227,7 @@ fn table(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Option<RateTable>
             .map(|s| format!("{:.0}–{:.0}", s.min, s.max)),
         first,
         rows,
+        blocking,
     })
 }
 

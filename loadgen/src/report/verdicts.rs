@@ -137,6 +137,21 @@ impl Family {
         self.group.compare(a, b)
     }
 
+    /// Each of `others` against `reference`, as a family of its own (Benjamini–Hochberg over
+    /// these comparisons only, intervals at the matching level): for a question asked of a
+    /// few pairs, not of every pair of the table. `None` where either side is not qualified
+    /// or they share fewer than two rounds.
+    pub(crate) fn against(&self, reference: &str, others: &[&str]) -> Vec<Option<Comparison>> {
+        let samples = |name: &str| {
+            self.members.iter().find(|m| m.name == name && m.qualified()).map(|m| &m.samples)
+        };
+        let tests: Vec<Option<LogRatio>> = others
+            .iter()
+            .map(|other| LogRatio::paired(&paired(samples(reference)?, samples(other)?)))
+            .collect();
+        family(&tests, FALSE_DISCOVERY_RATE)
+    }
+
     /// The qualified members' ranking, the better first, as indices into `members`.
     pub(crate) fn ranking(&self) -> Ranking {
         let to_member = |i: usize| self.index(&self.group.names()[i]).expect("a member");

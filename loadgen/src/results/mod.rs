@@ -29,7 +29,7 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// The version of both documents' layout: 2 since cells are measured in rounds, 3 since the
 /// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
 /// without them).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -144,6 +144,21 @@ pub enum Rate {
 }
 
 impl Rate {
+    /// The fixed-load phase's rate unless `--rates` says otherwise: 70% of the slowest.
+    pub const DEFAULT: Rate = Rate::Share(0.7);
+
+    /// The rates a suite offers: none with `--no-equal-load`, those asked for, or else
+    /// [`Rate::DEFAULT`] — except in a `--quick` run, a first look whose fixed-load windows
+    /// would be too few and too short to compare (its phase costs about a fifth of it).
+    pub fn for_suite(asked: Option<Vec<Rate>>, no_equal_load: bool, quick: bool) -> Vec<Rate> {
+        match asked {
+            _ if no_equal_load => Vec::new(),
+            Some(rates) => rates,
+            None if quick => Vec::new(),
+            None => vec![Rate::DEFAULT],
+        }
+    }
+
     /// `0.7` or `70%` (a share, at most 1), `5000` (requests per second, more than 1).
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
@@ -258,11 +273,12 @@ pub struct Cell {
     pub scenario: String,
     /// Connections.
     pub concurrency: u32,
-    /// The round it was measured in (0-based): windows of the same round and block were
-    /// measured side by side, and are compared pair by pair.
+    /// The round it was measured in (0-based): windows of the same round were measured side
+    /// by side, and are compared pair by pair.
     pub round: u32,
     /// For a ceiling measured at a concurrency of its own (the database ceiling, one client
-    /// per pooled connection): the concurrency of the stacks' cells it was measured beside.
+    /// per pooled connection): the concurrency of the stacks' cells of the same round it is
+    /// compared with (a window measured once per round is written once per concurrency).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beside_concurrency: Option<u32>,
     /// For a database ceiling: the driver its statements went through, `sqlx` or `diesel`
@@ -642,6 +658,17 @@ impl RunResults {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fixed_load_phase_runs_at_70_percent_unless_asked_otherwise_or_quick() {
+        use super::Rate;
+        let asked = vec![Rate::PerSecond(5000.0)];
+        assert_eq!(Rate::for_suite(None, false, false), [Rate::DEFAULT]);
+        assert_eq!(Rate::for_suite(None, false, true), [], "--quick: no phase");
+        assert_eq!(Rate::for_suite(Some(asked.clone()), false, true), asked, "--quick --rates");
+        assert_eq!(Rate::for_suite(Some(asked.clone()), false, false), asked);
+        assert_eq!(Rate::for_suite(None, true, false), []);
+    }
+
     use super::*;
 
     #[test]

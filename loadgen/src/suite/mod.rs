@@ -4,16 +4,16 @@
 //! identical flags, checked against the contract in every scenario (a stack that fails is
 //! reported, not measured) and then kept running for the whole run — an idle server costs
 //! next to nothing, and a start per measurement costs a pool's worth of connections. Then
-//! the measurement, in blocks and rounds (`rounds`): per scenario and concurrency, every
-//! party — each stack, and the ceiling that bounds the scenario (the client against the
-//! minimal responder, or the scenario's statements straight through the sqlx store) —
-//! measures one short window per round, one party after the other, the order rotating from
-//! round to round. This machine's speed drifts by tens of percent over minutes; windows of
+//! the measurement, in rounds (`rounds`): per scenario, every stack at every concurrency,
+//! and the ceilings that bound the scenario (the client against the minimal responder at
+//! each concurrency, or the scenario's statements straight through each driver's store,
+//! once — at the pool's size, they do not depend on the stacks' concurrency), measure one
+//! short window per round, one after the other, the order rotating from round to round. This machine's speed drifts by tens of percent over minutes; windows of
 //! the parties compared a second apart share the drift, and the report compares them
 //! round by round (the ratios of `bookstore-stats`). Restore before each write window, audit
 //! after it; per window also CPU seconds of the server, of PostgreSQL and of the client, the
-//! server's peak RSS, and SQL statements per request. The results file is rewritten after
-//! every window.
+//! server's peak RSS, and SQL statements per request. The results file is rewritten as the
+//! windows come in (at most every two seconds) and at the end.
 //!
 //! A window's phases settle ([`crate::engine::Settle`]): the warm-up lasts until every
 //! connection has had an answer (the closed loop's first, synchronised burst is over), and
@@ -227,37 +227,46 @@ impl SuiteOptions {
         self.rounds.max(1) * self.repeat.max(1)
     }
 
-    /// The parties of `scenario`'s rounds besides the stacks: its ceilings, when measured —
-    /// the responder, or the statements through each driver (at the pool's size, and with
-    /// `db_ceiling_at_concurrency` at the stacks' concurrency too).
-    fn ceilings_of(&self, scenario: Scenario) -> Vec<rounds::Party> {
+    /// The windows of one round of `scenario`'s closed loop, over `stacks` prepared stacks:
+    /// each stack at each concurrency and, when measured, its ceilings — the responder at
+    /// each concurrency, or the statements through each driver at the pool's size (once:
+    /// that load does not depend on the stacks' concurrency) and, with
+    /// `db_ceiling_at_concurrency`, at each concurrency too.
+    fn round_windows(&self, scenario: Scenario, stacks: usize) -> Vec<rounds::Window> {
+        use rounds::{DbClients, Window};
+        let mut windows = Vec::new();
+        for &concurrency in &self.concurrency {
+            windows.extend((0..stacks).map(|stack| Window::Stack(stack, concurrency)));
+        }
         if !self.ceilings {
-            return Vec::new();
+            return windows;
         }
         if !scenario.uses_database() {
-            return vec![rounds::Party::HttpCeiling];
+            windows.extend(self.concurrency.iter().map(|&c| Window::HttpCeiling(c)));
+            return windows;
         }
-        let at_stacks: &[bool] =
-            if self.db_ceiling_at_concurrency { &[false, true] } else { &[false] };
-        at_stacks
-            .iter()
-            .flat_map(|&at_stacks| {
+        let mut clients = vec![DbClients::Pool];
+        if self.db_ceiling_at_concurrency {
+            clients.extend(self.concurrency.iter().map(|&c| DbClients::Stacks(c)));
+        }
+        for clients in clients {
+            windows.extend(
                 ceiling::Driver::ALL
                     .into_iter()
-                    .map(move |driver| rounds::Party::DbCeiling { driver, at_stacks })
-            })
-            .collect()
+                    .map(|driver| Window::DbCeiling { driver, clients }),
+            );
+        }
+        windows
     }
 
     fn total_windows(&self) -> u64 {
-        let blocks = self.concurrency.len() as u64;
         let per_round: u64 = self
             .scenarios
             .iter()
-            .map(|&s| (self.stack_parties() + self.ceilings_of(s).len()) as u64)
+            .map(|&s| self.round_windows(s, self.stack_parties()).len() as u64)
             .sum();
         let equal_load = self.equal_load_windows() * self.stack_parties() as u64;
-        blocks * per_round * u64::from(self.total_rounds()) + equal_load
+        per_round * u64::from(self.total_rounds()) + equal_load
     }
 
     /// The fixed-load phase's rates: none on a shard, whose clients keep a shared

@@ -20,17 +20,30 @@ use crate::scenario::{self, Scenario};
 use crate::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
 use bookstore_report::environment::now_rfc3339;
 
-/// Who measures in a round.
+/// One window of a round: who measures, and at which concurrency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Party {
-    /// The minimal responder, for scenarios without database access.
-    HttpCeiling,
-    /// The scenario's statements straight through a driver's store, for the others: one
-    /// client per pooled connection, or (`at_stacks`) as many as the stacks' concurrency.
-    DbCeiling { driver: ceiling::Driver, at_stacks: bool },
-    /// An index into the prepared stacks.
-    Stack(usize),
+pub(crate) enum Window {
+    /// The minimal responder beside the stacks at this concurrency, for scenarios without
+    /// database access.
+    HttpCeiling(u32),
+    /// The scenario's statements straight through a driver's store, for the others.
+    DbCeiling { driver: ceiling::Driver, clients: DbClients },
+    /// An index into the prepared stacks, at this concurrency.
+    Stack(usize, u32),
 }
+
+/// How many clients a database ceiling window has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DbClients {
+    /// One per pooled connection, whatever the stacks' concurrency: measured once per round
+    /// and compared with the stacks at every concurrency of that round.
+    Pool,
+    /// As many as the stacks have connections at this concurrency.
+    Stacks(u32),
+}
+
+/// How often, at most, the results file is rewritten during a run.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The database the database ceiling runs on.
 const DB_CEILING_DATABASE: &str = "bench_ceiling";
@@ -68,6 +81,8 @@ pub(crate) struct Suite<'a> {
     pub(super) responder: Option<ServerProcess>,
     pub(super) db_ceiling_url: Option<String>,
     pub(super) started: std::time::Instant,
+    /// When the results file was last written.
+    pub(super) saved: Option<std::time::Instant>,
 }
 
 impl<'a> Suite<'a> {
@@ -102,6 +117,7 @@ impl<'a> Suite<'a> {
             responder: None,
             db_ceiling_url: None,
             started: std::time::Instant::now(),
+            saved: None,
         };
         if !suite.database.statements_available() {
             suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
@@ -110,9 +126,12 @@ impl<'a> Suite<'a> {
             let rounds = options.total_rounds();
             suite.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
         }
-        suite.save()?;
-        suite.prepare_stacks()?;
-        suite.measure()?;
+        suite.save_now()?;
+        if let Err(error) = suite.prepare_stacks().and_then(|()| suite.measure()) {
+            // What was measured before the failure stays in the file.
+            suite.save_now()?;
+            return Err(error);
+        }
         suite.progress.finish();
         // Stop what the run started before the results say it is over.
         suite.processes.clear();
@@ -120,7 +139,7 @@ impl<'a> Suite<'a> {
         suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
         suite.results.run.finished_at = Some(now_rfc3339());
         suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
-        suite.save()?;
+        suite.save_now()?;
         Ok(suite.results)
     }
 
@@ -128,7 +147,20 @@ impl<'a> Suite<'a> {
         self.stop.load(Ordering::Relaxed)
     }
 
-    pub(super) fn save(&self) -> anyhow::Result<()> {
+    /// Rewrites the results file, unless it was written less than [`SAVE_EVERY`] ago: the
+    /// file grows with every window, and rewriting all of it after each one made the
+    /// writing quadratic in the run's length. The run's end (or failure) writes it in any
+    /// case ([`Suite::save_now`]).
+    pub(super) fn save(&mut self) -> anyhow::Result<()> {
+        if self.saved.is_some_and(|at| at.elapsed() < SAVE_EVERY) {
+            return Ok(());
+        }
+        self.save_now()
+    }
+
+    /// Rewrites the results file now.
+    pub(super) fn save_now(&mut self) -> anyhow::Result<()> {
+        self.saved = Some(std::time::Instant::now());
         self.results
             .write(&self.options.output)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
@@ -167,24 +199,24 @@ impl<'a> Suite<'a> {
         Ok(())
     }
 
-    /// The closed-loop blocks of `scenario`, one per concurrency.
+    /// The closed-loop rounds of `scenario`: in each, every window of
+    /// [`SuiteOptions::round_windows`], in an order that rotates from round to round.
     fn closed_rounds(&mut self, scenario: Scenario, turn: &mut usize) -> anyhow::Result<()> {
-        for concurrency in self.options.concurrency.clone() {
-            let mut parties: Vec<Party> = self.options.ceilings_of(scenario);
-            parties.extend((0..self.prepared.len()).map(Party::Stack));
-            for round in 0..self.options.total_rounds() {
-                for party in rotated(&parties, turn) {
-                    if self.stopped() {
-                        return Ok(());
+        let windows = self.options.round_windows(scenario, self.prepared.len());
+        for round in 0..self.options.total_rounds() {
+            for window in rotated(&windows, turn) {
+                if self.stopped() {
+                    return Ok(());
+                }
+                match window {
+                    Window::HttpCeiling(concurrency) => {
+                        self.http_ceiling(scenario, concurrency, round)?
                     }
-                    match party {
-                        Party::HttpCeiling => self.http_ceiling(scenario, concurrency, round)?,
-                        Party::DbCeiling { driver, at_stacks } => {
-                            self.db_ceiling(scenario, concurrency, round, driver, at_stacks)?
-                        }
-                        Party::Stack(stack) => {
-                            self.stack_window(stack, scenario, concurrency, round, None, None)?
-                        }
+                    Window::DbCeiling { driver, clients } => {
+                        self.db_ceiling(scenario, round, driver, clients)?
+                    }
+                    Window::Stack(stack, concurrency) => {
+                        self.stack_window(stack, scenario, concurrency, round, None, None)?
                     }
                 }
             }
@@ -266,19 +298,22 @@ impl<'a> Suite<'a> {
         self.save()
     }
 
-    /// The database ceiling's window through `driver` beside the stacks' at `beside`: one
-    /// client per pooled connection, whatever the stacks' concurrency — a stack can never
-    /// have more than `pool_max` statements in flight, and more clients than connections
-    /// mostly measure the pool's queue (which made this "ceiling" lower than the stacks it
-    /// bounds: 183 vs 211 aggregate reports/s at 256 clients, 270 at 32) — or, `at_stacks`,
-    /// as many clients as the stacks have connections.
+    /// The database ceiling's window through `driver`: one client per pooled connection,
+    /// whatever the stacks' concurrency — a stack can never have more than `pool_max`
+    /// statements in flight, and more clients than connections mostly measure the pool's
+    /// queue (which made this "ceiling" lower than the stacks it bounds: 183 vs 211
+    /// aggregate reports/s at 256 clients, 270 at 32) — or as many clients as the stacks
+    /// have connections at one concurrency.
+    ///
+    /// A pool-size window does not depend on the stacks' concurrency, so it is measured
+    /// once per round and recorded beside each concurrency of the round: one cell per
+    /// concurrency, the same measurement (the same `started_seconds`).
     fn db_ceiling(
         &mut self,
         scenario: Scenario,
-        beside: u32,
         round: u32,
         driver: ceiling::Driver,
-        at_stacks: bool,
+        clients: DbClients,
     ) -> anyhow::Result<()> {
         let name = DB_CEILING_DATABASE;
         let url = match &self.db_ceiling_url {
@@ -290,15 +325,20 @@ impl<'a> Suite<'a> {
             }
         };
         let pool = self.options.pool_max;
-        let concurrency = if at_stacks { beside } else { pool };
+        let (concurrency, beside) = match clients {
+            DbClients::Pool => (pool, self.options.concurrency.clone()),
+            DbClients::Stacks(concurrency) => (concurrency, vec![concurrency]),
+        };
+        let beside_text: Vec<String> = beside.iter().map(u32::to_string).collect();
         let workers = self.options.client_workers.max(1).min(pool as usize);
         let per_thread_pool = pool.div_ceil(workers as u32);
         if scenario.writes() {
             self.database.restore(name)?;
         }
         let label = format!(
-            "ceiling db {}  {scenario}  c={concurrency} (beside {beside})  round {}",
+            "ceiling db {}  {scenario}  c={concurrency} (beside {})  round {}",
             driver.name(),
+            beside_text.join(", "),
             round + 1
         );
         let load = Arc::new(scenario.workload("ceiling"));
@@ -326,10 +366,13 @@ impl<'a> Suite<'a> {
             Some((name, &load)),
             None,
         )?;
-        cell.beside_concurrency = Some(beside);
         cell.driver = Some(driver.name().to_owned());
         cell.started_seconds = Some(started);
-        self.results.ceilings.db.push(cell);
+        for concurrency in beside {
+            let mut cell = cell.clone();
+            cell.beside_concurrency = Some(concurrency);
+            self.results.ceilings.db.push(cell);
+        }
         self.save()
     }
 

@@ -314,6 +314,70 @@ fn a_clearly_lower_p99_at_equal_load_is_best_and_a_stack_that_could_not_carry_th
 }
 
 #[test]
+fn each_blocking_stacks_equal_load_p99_is_compared_with_the_median_async_stacks() {
+    let mut run = fixture();
+    // bookById's p99 at equal load: the async stacks 1.0, 1.1 and 1.2 ms (the median is
+    // actix-simd-sqlx's), axum-serde-diesel 1.3 times that, actix-serde-diesel 5 times;
+    // every round drifts alike, with a little noise of each stack's own.
+    for (index, stack) in run.stacks.iter_mut().enumerate() {
+        let name = stack.name.clone();
+        for cell in stack.equal_load.iter_mut().filter(|c| c.scenario == "bookById") {
+            let noise = 1.0 + 0.02 * f64::from((cell.round + index as u32) % 3);
+            let drift = (1.0 + 0.1 * f64::from(cell.round)) * noise;
+            let p99_us = match name.as_str() {
+                "axum-serde-sqlx" => 1_000.0,
+                "actix-simd-sqlx" => 1_100.0,
+                "hyper-sonic-sqlx" => 1_200.0,
+                "axum-serde-diesel" => 1_430.0,
+                _ => 5_500.0,
+            } * drift;
+            cell.latency_ok_us.as_mut().unwrap().p99_us = p99_us as u64;
+        }
+    }
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let note = text_between(&page, "data-blocking-tails=\"bookById:70% of the slowest\"", "</p>");
+    assert!(
+        note.contains("p99 ÷ that of actix-simd-sqlx, the async stack with the median p99"),
+        "{note}"
+    );
+    let axum = &note[note.find("axum-serde-diesel").unwrap()..note.find(';').unwrap()];
+    assert!(axum.contains("1.30× [") && axum.ends_with("(within 2×)"), "{note}");
+    let actix = &note[note.find("actix-serde-diesel").unwrap()..];
+    assert!(actix.contains("5.00× [") && actix.contains("not shown within 2×"), "{note}");
+}
+
+#[test]
+fn a_variant_is_compared_with_its_stack_like_an_axis_at_saturation_and_at_equal_load() {
+    let mut run = fixture();
+    let mut variant = run.stacks.iter().find(|s| s.name == "actix-serde-diesel").unwrap().clone();
+    variant.name = "actix-1w".into();
+    variant.variant_of = Some("actix-serde-diesel".into());
+    variant.args = vec!["--workers".into(), "1".into()];
+    // Round by round: 0.8 of its stack's rate, 0.4 of its p99 at saturation and at equal
+    // load, with a little noise of its own.
+    for cell in variant.cells.iter_mut().chain(variant.equal_load.iter_mut()) {
+        let noise = 1.0 + 0.02 * f64::from(cell.round % 2);
+        cell.goodput_rps *= 0.8 * noise;
+        cell.throughput_rps *= 0.8 * noise;
+        cell.counts.ok = (cell.counts.ok as f64 * 0.8 * noise) as u64;
+        let latency = cell.latency_ok_us.as_mut().unwrap();
+        latency.p99_us = (latency.p99_us as f64 * 0.4 * noise) as u64;
+    }
+    run.stacks.push(variant);
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let table = text_between(&page, "variant actix-1w: actix-serde-diesel → actix-1w", "</table>");
+    assert!(
+        table.contains("actix-1w is actix-serde-diesel run with --workers 1, in the same rounds."),
+        "{table}"
+    );
+    assert!(table.contains("p99 at equal load, 70% of the slowest"), "{table}");
+    let row = &table[table.find("bookById").unwrap()..table.find("checkoutCreate").unwrap()];
+    // Two concurrencies, each a rate and a p99 at saturation, then the p99 at equal load.
+    assert_eq!(row.matches("0.80").count(), 2, "rates: {row}");
+    assert_eq!(row.matches("0.40").count(), 3, "p99s: {row}");
+}
+
+#[test]
 fn a_results_file_of_version_2_reads_and_its_page_says_equal_load_was_not_measured() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-v2.json");
     let run = RunResults::read(&path).expect("version 2 reads as version 3 without the phase");

@@ -223,38 +223,33 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     for cell in &results.ceilings.http {
         assert_eq!(cell.counts.errors, 0, "{} {:?}", cell.scenario, cell.problems);
     }
-    // Measured in blocks (a scenario at a concurrency), each of rounds in which the stack
-    // and the scenario's ceiling take turns: every window of a block before the next block.
-    let blocks: Vec<(String, u32)> =
-        results.settings.scenarios.iter().flat_map(|s| [2, 4].map(|c| (s.clone(), c))).collect();
+    // Measured in rounds per scenario, in which the stack at both concurrencies and the
+    // scenario's ceilings take turns: every window of a round before the next round.
+    let scenarios = &results.settings.scenarios;
     let mut timeline: Vec<(f64, usize, u32)> = stack
         .cells
         .iter()
         .chain(&results.ceilings.db)
         .chain(&results.ceilings.http)
         .map(|cell| {
-            let c = cell.beside_concurrency.unwrap_or(cell.concurrency);
-            let block = blocks.iter().position(|b| b.0 == cell.scenario && b.1 == c);
-            (
-                cell.started_seconds.expect("every window says when it started"),
-                block.unwrap(),
-                cell.round,
-            )
+            let scenario = scenarios.iter().position(|s| *s == cell.scenario).unwrap();
+            let started = cell.started_seconds.expect("every window says when it started");
+            (started, scenario, cell.round)
         })
         .collect();
     timeline.sort_by(|a, b| a.0.total_cmp(&b.0));
     let order: Vec<(usize, u32)> =
-        timeline.iter().map(|(_, block, round)| (*block, *round)).collect();
-    assert!(order.is_sorted(), "windows out of their blocks and rounds: {order:?}");
-    // The parties of a round take turns, the order rotating: the stack's place in its round
-    // changes from one round to the next.
+        timeline.iter().map(|(_, scenario, round)| (*scenario, *round)).collect();
+    assert!(order.is_sorted(), "windows out of their scenarios and rounds: {order:?}");
+    // The windows of a round take turns, the order rotating: the stack's window at c = 2
+    // has another place in each round.
     let places: Vec<(usize, usize)> = timeline
         .chunk_by(|a, b| (a.1, a.2) == (b.1, b.2))
         .map(|round| {
-            let place = round
-                .iter()
-                .position(|w| stack.cells.iter().any(|c| c.started_seconds == Some(w.0)))
-                .expect("the stack measured in every round");
+            let at_2 = |w: &(f64, usize, u32)| {
+                stack.cells.iter().any(|c| c.started_seconds == Some(w.0) && c.concurrency == 2)
+            };
+            let place = round.iter().position(at_2).expect("the stack measured in every round");
             (round[0].1, place)
         })
         .collect();
@@ -262,15 +257,32 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
         places.windows(2).filter(|w| w[0].0 == w[1].0).all(|w| w[0].1 != w[1].1),
         "the order does not rotate: {places:?}"
     );
+    // The database ceiling at the pool's size: measured once per round, written beside
+    // each concurrency.
     assert_eq!(
         results.ceilings.db.len(),
         80,
-        "10 database scenarios × 2 blocks × 2 rounds × 2 drivers"
+        "10 database scenarios × 2 rounds × 2 drivers, each beside 2 concurrencies"
     );
     for driver in ["sqlx", "diesel"] {
-        let windows =
-            results.ceilings.db.iter().filter(|c| c.driver.as_deref() == Some(driver)).count();
-        assert_eq!(windows, 40, "{driver}: one window in every round of every block");
+        let cells: Vec<_> =
+            results.ceilings.db.iter().filter(|c| c.driver.as_deref() == Some(driver)).collect();
+        assert_eq!(cells.len(), 40, "{driver}: beside both concurrencies in every round");
+        let mut measured: Vec<(String, u32, u64)> = cells
+            .iter()
+            .map(|c| (c.scenario.clone(), c.round, c.started_seconds.unwrap().to_bits()))
+            .collect();
+        measured.sort();
+        measured.dedup();
+        assert_eq!(measured.len(), 20, "{driver}: one measurement per scenario and round");
+        for (scenario, round, _) in &measured {
+            let beside: Vec<u32> = cells
+                .iter()
+                .filter(|c| c.scenario == *scenario && c.round == *round)
+                .filter_map(|c| c.beside_concurrency)
+                .collect();
+            assert_eq!(beside, [2, 4], "{driver} {scenario} round {round}");
+        }
     }
     assert!(
         results
