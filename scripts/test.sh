@@ -5,7 +5,8 @@
 # binaries (the suite's tests start real stacks), then runs every test. Tests start their
 # own throwaway clusters; nothing here starts a server. docker-compose.yml is validated with
 # Compose's `config` when Compose is there or can be installed (no engine needed). MariaDB's
-# server binary and client library are installed the same way, for dbbench's tests.
+# server binary and client library are installed the same way, for dbbench's tests, and
+# Chromium, for the check that the pages fit a 1,280 px screen.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh -p bookstore-domain`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,11 @@ elif [ -z "${DATABASE_URL:-}" ]; then
     ensure_pg_binaries
 fi
 check_compose_file
+# The pages' width check renders them in headless Chromium (installed here as root).
+if ! ensure_tool chromium chromium optional; then
+    echo "${0##*/}: no Chromium: the check that the pages read at 1,280 px is skipped (Debian: apt-get install chromium)" >&2
+    export BOOKSTORE_NO_BROWSER=1
+fi
 # dbbench's bulk and batch sections on SQLite (always) and MariaDB (installed here as root,
 # else left out with a line saying how to get it): their tests run with them.
 features+=(--features "$(dbbench_features)")

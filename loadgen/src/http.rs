@@ -6,39 +6,55 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hdrhistogram::Histogram;
+
 use crate::engine::{self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload};
 use crate::results::{Cell, LoadMode, OpenLoop};
 use crate::scenario::Scenario;
 
 /// What `loadgen http` loads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// `GET` of the URL; any 2xx with a complete body is a success.
-    Get,
+    /// One request, sent over and over; any 2xx with a complete body is a success.
+    Request(RequestSpec),
     /// A scenario's requests against the URL's host, judged by its checks (no restore and
     /// no audit: those need the suite's database).
     Scenario(Scenario),
+}
+
+/// The one request of [`Target::Request`], as the command line gives it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSpec {
+    /// `GET` when `None` without a body, `POST` when `None` with one (as curl does).
+    pub method: Option<String>,
+    /// `Name: value` lines, sent as given; a `Host` among them replaces the URL's.
+    pub headers: Vec<String>,
+    /// The body, sent with its `Content-Length`.
+    pub body: Option<Vec<u8>>,
 }
 
 /// One window against `url` under `plan`, with `validate_every` as in the suite: the cell
 /// as the suite would record it, its warnings included.
 pub fn measure(
     url: &str,
-    target: Target,
+    target: &Target,
     plan: &LoadPlan,
     validate_every: u64,
 ) -> anyhow::Result<Cell> {
-    let (addr, get) = RawGet::new(url)?;
-    let (name, workload): (&str, Arc<dyn Workload>) = match target {
-        Target::Get => ("http", Arc::new(get)),
+    let (name, addr, workload): (&str, SocketAddr, Arc<dyn Workload>) = match target {
+        Target::Request(spec) => {
+            let (addr, request) = RawRequest::new(url, spec)?;
+            ("http", addr, Arc::new(request))
+        }
         Target::Scenario(scenario) => {
+            let (addr, _) = RawRequest::new(url, &RequestSpec::default())?;
             let path = url::Url::parse(url)?.path().to_owned();
             if !matches!(path.as_str(), "" | "/") {
                 anyhow::bail!(
                     "--scenario takes the stack's address only (http://host:port), not {url}: the scenario makes its own paths"
                 );
             }
-            (scenario.name(), Arc::new(scenario.workload(&addr.to_string())))
+            (scenario.name(), addr, Arc::new(scenario.workload(&addr.to_string())))
         }
     };
     check_reachable(addr, Duration::from_secs(5))?;
@@ -53,6 +69,12 @@ pub fn measure(
         cell.open_loop = Some(OpenLoop::of(rate, None, plan.arrivals, connections, &report));
     }
     cell.warnings = crate::warnings::window_warnings(&cell, &report);
+    if plan.requests.is_some() {
+        // A counted window ends as its last requests drain, with fewer and fewer in flight:
+        // that is its nature, not a client that could not keep up.
+        cell.warnings
+            .retain(|w| !matches!(w.kind, crate::warnings::WarningKind::InFlightLow { .. }));
+    }
     Ok(cell)
 }
 
@@ -71,22 +93,22 @@ impl WindowHooks for ClientCpu {
     }
 }
 
-/// `GET <path>` over and over; any 2xx with a complete body is a success.
+/// One pre-built request sent over and over; any 2xx with a complete body is a success.
 #[derive(Debug)]
-pub struct RawGet {
+pub struct RawRequest {
     request: Vec<u8>,
 }
 
-impl RawGet {
-    /// The address and the workload of `url` (`http://host:port/path?query`).
-    pub fn new(url: &str) -> anyhow::Result<(SocketAddr, Self)> {
-        let parsed =
-            url::Url::parse(url).map_err(|e| anyhow::anyhow!("invalid --url {url}: {e}"))?;
+impl RawRequest {
+    /// The address of `url` (`http://host:port/path?query`) and the request `spec` makes
+    /// for it.
+    pub fn new(url: &str, spec: &RequestSpec) -> anyhow::Result<(SocketAddr, Self)> {
+        let parsed = url::Url::parse(url).map_err(|e| anyhow::anyhow!("invalid URL {url}: {e}"))?;
         if parsed.scheme() != "http" {
-            anyhow::bail!("invalid --url {url}: only http:// is supported");
+            anyhow::bail!("invalid URL {url}: only http:// is supported");
         }
         let host =
-            parsed.host_str().ok_or_else(|| anyhow::anyhow!("invalid --url {url}: no host"))?;
+            parsed.host_str().ok_or_else(|| anyhow::anyhow!("invalid URL {url}: no host"))?;
         let port = parsed.port_or_known_default().unwrap_or(80);
         let addr = (host.trim_start_matches('[').trim_end_matches(']'), port)
             .to_socket_addrs()
@@ -98,12 +120,50 @@ impl RawGet {
             target.push('?');
             target.push_str(query);
         }
-        let request = format!("GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n").into_bytes();
+        let method = match (&spec.method, &spec.body) {
+            (Some(method), _) => method.to_ascii_uppercase(),
+            (None, Some(_)) => "POST".to_owned(),
+            (None, None) => "GET".to_owned(),
+        };
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+            anyhow::bail!("invalid method {method:?}");
+        }
+        let mut head = format!("{method} {target} HTTP/1.1\r\n");
+        let has = |name: &str| {
+            spec.headers.iter().any(|h| {
+                h.split_once(':').is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+            })
+        };
+        if !has("host") {
+            head.push_str(&format!("Host: {host}:{port}\r\n"));
+        }
+        let sets_length = has("content-length") || has("transfer-encoding");
+        for header in &spec.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                anyhow::bail!("invalid header {header:?}: expected `Name: value`");
+            };
+            let name = name.trim();
+            if name.is_empty()
+                || name.bytes().any(|b| !b.is_ascii_graphic())
+                || value.contains(['\r', '\n'])
+            {
+                anyhow::bail!("invalid header {header:?}: expected `Name: value`");
+            }
+            head.push_str(&format!("{name}: {}\r\n", value.trim()));
+        }
+        if let Some(body) = &spec.body
+            && !sets_length
+        {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut request = head.into_bytes();
+        request.extend_from_slice(spec.body.as_deref().unwrap_or_default());
         Ok((addr, Self { request }))
     }
 }
 
-impl Workload for RawGet {
+impl Workload for RawRequest {
     fn request(&self, _: usize) -> &[u8] {
         &self.request
     }
@@ -125,6 +185,58 @@ impl Workload for RawGet {
     }
 }
 
+/// The latencies `cell` is ranked by (the refusals' for `checkoutSoldOut`), `None` when it
+/// has none.
+pub fn ranked_histogram(cell: &Cell) -> anyhow::Result<Option<Histogram<u64>>> {
+    let sold_out = cell.scenario == Scenario::CheckoutSoldOut.name();
+    let text = if sold_out && !cell.histogram_rejected.is_empty() {
+        &cell.histogram_rejected
+    } else {
+        &cell.histogram_ok
+    };
+    let histogram = crate::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
+    Ok((!histogram.is_empty()).then_some(histogram))
+}
+
+/// Percentiles shown by `loadgen http`, with their column titles.
+const PERCENTILES: [(&str, f64); 5] =
+    [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
+/// Rows of the text histogram, and the width of its longest bar.
+const HISTOGRAM_ROWS: usize = 8;
+const BAR_WIDTH: usize = 40;
+
+/// `latency` as a percentile table (p50 … p99.99 and max) and a text histogram of
+/// logarithmically spaced buckets from the fastest answer to the slowest.
+pub fn latency_table(latency: &Histogram<u64>) -> Vec<String> {
+    let label = |us: u64| bookstore_report::charts::latency_label(us as f64);
+    let titles = PERCENTILES.iter().map(|(title, _)| *title).chain(["max"]);
+    let values =
+        PERCENTILES.iter().map(|(_, q)| latency.value_at_quantile(*q)).chain([latency.max()]);
+    let mut lines = vec![
+        titles.map(|t| format!("{t:>9}")).collect::<String>(),
+        values.map(|v| format!("{:>9}", label(v))).collect::<String>(),
+    ];
+    let (low, high) = (latency.min().max(1) as f64, latency.max().max(1) as f64);
+    let rows = if high > low { HISTOGRAM_ROWS } else { 1 };
+    let step = (high / low).ln() / rows as f64;
+    let row_of = |us: u64| {
+        let at = if step > 0.0 { ((us.max(1) as f64 / low).ln() / step).floor() } else { 0.0 };
+        (at.max(0.0) as usize).min(rows - 1)
+    };
+    let mut counts = vec![0_u64; rows];
+    for value in latency.iter_recorded() {
+        counts[row_of(value.value_iterated_to())] += value.count_at_value();
+    }
+    let edge = |row: usize| (low * (step * row as f64).exp()) as u64;
+    let most = counts.iter().copied().max().unwrap_or(0).max(1);
+    for (row, count) in counts.into_iter().enumerate() {
+        let bar = "█".repeat((count as f64 / most as f64 * BAR_WIDTH as f64).ceil() as usize);
+        let to = if row + 1 == rows { latency.max() } else { edge(row + 1) };
+        lines.push(format!("{:>9} – {:<9} {bar} {count}", label(edge(row)), label(to)));
+    }
+    lines
+}
+
 /// Fails within `timeout` with a clear message when nothing listens at `addr`.
 pub fn check_reachable(addr: SocketAddr, timeout: Duration) -> anyhow::Result<()> {
     std::net::TcpStream::connect_timeout(&addr, timeout)
@@ -136,17 +248,75 @@ pub fn check_reachable(addr: SocketAddr, timeout: Duration) -> anyhow::Result<()
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_request_keeps_path_and_query() {
-        let (addr, get) = RawGet::new("http://127.0.0.1:8081/api/books?limit=5").unwrap();
-        assert_eq!(addr, "127.0.0.1:8081".parse().unwrap());
-        assert_eq!(get.request, b"GET /api/books?limit=5 HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n");
+    fn request(url: &str, spec: &RequestSpec) -> String {
+        String::from_utf8(RawRequest::new(url, spec).unwrap().1.request).unwrap()
     }
 
     #[test]
-    fn other_schemes_and_garbage_are_refused() {
-        assert!(RawGet::new("https://127.0.0.1/").is_err());
-        assert!(RawGet::new("not a url").is_err());
+    fn the_request_keeps_path_and_query() {
+        let (addr, _) = RawRequest::new("http://127.0.0.1:8081/", &RequestSpec::default()).unwrap();
+        assert_eq!(addr, "127.0.0.1:8081".parse().unwrap());
+        assert_eq!(
+            request("http://127.0.0.1:8081/api/books?limit=5", &RequestSpec::default()),
+            "GET /api/books?limit=5 HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn a_body_is_posted_with_its_length_and_the_headers_as_given() {
+        let spec = RequestSpec {
+            method: None,
+            headers: vec!["Content-Type: application/json".into(), "x-trace:1".into()],
+            body: Some(b"{\"a\":1}".to_vec()),
+        };
+        assert_eq!(
+            request("http://127.0.0.1:8081/api/checkouts", &spec),
+            "POST /api/checkouts HTTP/1.1\r\nHost: 127.0.0.1:8081\r\nContent-Type: application/json\r\nx-trace: 1\r\nContent-Length: 7\r\n\r\n{\"a\":1}"
+        );
+        let spec = RequestSpec {
+            method: Some("delete".into()),
+            headers: vec!["host: example".into()],
+            body: None,
+        };
+        assert_eq!(
+            request("http://127.0.0.1:8081/x", &spec),
+            "DELETE /x HTTP/1.1\r\nhost: example\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn other_schemes_garbage_and_broken_headers_are_refused() {
+        let plain = RequestSpec::default();
+        assert!(RawRequest::new("https://127.0.0.1/", &plain).is_err());
+        assert!(RawRequest::new("not a url", &plain).is_err());
+        for header in ["no colon", ": empty name", "a b: space in name", "x: a\r\ny: b"] {
+            let spec = RequestSpec { headers: vec![header.into()], ..RequestSpec::default() };
+            assert!(RawRequest::new("http://127.0.0.1/", &spec).is_err(), "{header:?}");
+        }
+        let spec = RequestSpec { method: Some("GET /x".into()), ..RequestSpec::default() };
+        assert!(RawRequest::new("http://127.0.0.1/", &spec).is_err());
+    }
+
+    #[test]
+    fn the_latency_table_has_every_percentile_and_a_histogram_that_holds_every_answer() {
+        let mut latency = Histogram::<u64>::new(3).unwrap();
+        for us in (1..=10_000).map(|i| 100 + i / 10) {
+            latency.record(us).unwrap();
+        }
+        latency.record(50_000).unwrap();
+        let lines = latency_table(&latency);
+        assert_eq!(
+            lines[0].split_whitespace().collect::<Vec<_>>(),
+            ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+        );
+        assert!(lines[1].ends_with("50 ms"), "{}", lines[1]);
+        let counted: u64 = lines[2..]
+            .iter()
+            .map(|line| line.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(counted, 10_001, "{lines:#?}");
+        assert!(lines.len() - 2 <= HISTOGRAM_ROWS);
+        assert!(lines.last().unwrap().ends_with(" 1"), "the slowest answer alone: {lines:#?}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use loadgen::engine::{self, LoadPlan};
 use loadgen::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
 
@@ -30,7 +30,13 @@ enum Command {
     /// Load one URL (GET, 2xx counts as success) or one scenario against one stack, closed or
     /// open loop, and print the result with the suite's warnings (exit 5 if the suite would
     /// disqualify the window).
-    Http(HttpArgs),
+    Http(Box<HttpArgs>),
+    /// Print the shell completion script for SHELL, e.g.
+    /// `loadgen completions bash > ~/.local/share/bash-completion/completions/loadgen`.
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        shell: clap_complete::Shell,
+    },
     /// List the stacks of the registry, one name per line (for scripts).
     Stacks {
         /// Also print each one's default port and whether its database calls block.
@@ -112,7 +118,7 @@ struct SuiteArgs {
     #[arg(long)]
     output: Option<PathBuf>,
     /// The HTML summary to write at the end.
-    #[arg(long, default_value = "summary/five-stack-summary.html")]
+    #[arg(long, default_value = DEFAULT_PAGE)]
     report: PathBuf,
     /// Use this existing PostgreSQL server (its user needs CREATEDB) instead of a throwaway
     /// cluster. Not read from DATABASE_URL on purpose: the suite truncates what it creates.
@@ -207,9 +213,24 @@ struct ReportArgs {
     /// Results files; several are read as repeats of the same suite.
     #[arg(required = true)]
     results: Vec<PathBuf>,
-    /// Where to write the page.
-    #[arg(short, long, default_value = "summary/five-stack-summary.html")]
-    output: PathBuf,
+    /// What to write: the HTML page; Markdown tables of the verdicts (for READMEs and pull
+    /// requests); one row per cell as CSV or JSON (units in the column names; see
+    /// loadgen/RESULTS.md, "Exports"); or the suite's closing summary as text.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    format: ReportFormat,
+    /// Where to write it; `-` for standard output [default: summary/five-stack-summary.html
+    /// for html, standard output for the others].
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReportFormat {
+    Html,
+    Md,
+    Csv,
+    Json,
+    Text,
 }
 
 #[derive(clap::Args)]
@@ -224,12 +245,30 @@ struct HttpArgs {
     /// (no restore and no audit: run the suite for those).
     #[arg(long, value_parser = scenario_names())]
     scenario: Option<String>,
+    /// The method [default: GET, or POST with a body].
+    #[arg(short = 'm', long, conflicts_with = "scenario")]
+    method: Option<String>,
+    /// A header, `Name: value` (repeatable); a `Host` replaces the URL's.
+    #[arg(short = 'H', long = "header", value_name = "HEADER", conflicts_with = "scenario")]
+    headers: Vec<String>,
+    /// The request body (sent with its Content-Length).
+    #[arg(short = 'd', long = "data", value_name = "BODY", conflicts_with = "scenario")]
+    data: Option<String>,
+    /// The request body, read from this file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "data"])]
+    body_file: Option<PathBuf>,
     /// Connections (closed-loop virtual users).
     #[arg(short = 'c', long, default_value_t = 128)]
     connections: usize,
-    /// Measurement window (Ctrl-C ends it early and prints what was measured).
-    #[arg(short = 'z', long, default_value = "3s", value_parser = humantime::parse_duration)]
-    duration: Duration,
+    /// Send exactly this many requests, no warm-up: the window ends when all are answered
+    /// (or at -z, if given).
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["rate", "warmup"])]
+    requests: Option<u64>,
+    /// Measurement window (Ctrl-C ends it early and prints what was measured)
+    /// [default: 3s; with -n, 60s at most].
+    #[arg(short = 'z', long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
     /// Warm-up before the window.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     warmup: Duration,
@@ -263,6 +302,12 @@ fn default_client_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// `loadgen http`'s window without -z.
+const HTTP_WINDOW: Duration = Duration::from_secs(3);
+/// The longest a `-n` run lasts without -z (the window keeps a histogram per second, so the
+/// cap also bounds the client's memory; -z lifts it).
+const HTTP_COUNTED_WINDOW_MAX: Duration = Duration::from_secs(60);
+
 /// Rounds per cell by default: the fewest at which this machine's noise (a per-round
 /// log-ratio spread of about 0.07 in 0.5 s windows) still lets a family of ten pairs see a
 /// 25% difference four times in five (README, "How verdicts are made").
@@ -272,10 +317,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Suite(args) => suite(*args),
-        Command::Report(args) => report(&args.results, &args.output).map(|()| 0),
+        Command::Report(args) => export(&args).map(|()| 0),
         Command::Compare(args) => compare(&args),
         Command::Merge(args) => merge(&args).map(|()| 0),
-        Command::Http(args) => http(args),
+        Command::Http(args) => http(*args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
+            Ok(0)
+        }
         Command::Stacks { long } => {
             for stack in bookstore_app::stacks::ALL {
                 if long {
@@ -469,17 +518,44 @@ fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
 }
 
 fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
-    let runs = results
-        .iter()
-        .map(|path| loadgen::results::RunResults::read(path))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let page = loadgen::report::render(&runs)?;
-    if let Some(parent) = output.parent() {
+    let page = loadgen::report::render(&read_all(results)?)?;
+    write_output(output, &page)
+}
+
+/// `loadgen report`: the page or an export of `args.results`.
+fn export(args: &ReportArgs) -> anyhow::Result<()> {
+    use loadgen::report::export;
+    let runs = read_all(&args.results)?;
+    let text = match args.format {
+        ReportFormat::Html => loadgen::report::render(&runs)?,
+        ReportFormat::Md => export::markdown(&runs),
+        ReportFormat::Csv => export::csv(&export::rows(&runs))?,
+        ReportFormat::Json => export::json(&export::rows(&runs))?,
+        ReportFormat::Text => loadgen::report::terminal::summary(&runs),
+    };
+    let output = match (&args.output, args.format) {
+        (Some(path), _) => path.clone(),
+        (None, ReportFormat::Html) => PathBuf::from(DEFAULT_PAGE),
+        (None, _) => PathBuf::from("-"),
+    };
+    write_output(&output, &text)
+}
+
+/// Writes `text` to `output` (its directory made), or to standard output for `-`.
+fn write_output(output: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    if output == std::path::Path::new("-") {
+        use std::io::Write as _;
+        return Ok(std::io::stdout().lock().write_all(text.as_bytes())?);
+    }
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::write(output, page)
+    std::fs::write(output, text)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
 }
+
+/// Where the HTML summary goes unless told otherwise.
+const DEFAULT_PAGE: &str = "summary/five-stack-summary.html";
 
 fn http(args: HttpArgs) -> anyhow::Result<u8> {
     if let Some(rate) = args.rate
@@ -488,10 +564,29 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
         anyhow::bail!("--rate {rate}: expected a positive number of requests per second");
     }
     let target = match &args.scenario {
-        None => loadgen::http::Target::Get,
+        None => {
+            let body = match (&args.data, &args.body_file) {
+                (Some(data), _) => Some(data.clone().into_bytes()),
+                (None, Some(path)) => Some(
+                    std::fs::read(path)
+                        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?,
+                ),
+                (None, None) => None,
+            };
+            loadgen::http::Target::Request(loadgen::http::RequestSpec {
+                method: args.method.clone(),
+                headers: args.headers.clone(),
+                body,
+            })
+        }
         Some(name) => loadgen::http::Target::Scenario(
             loadgen::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
         ),
+    };
+    // `-n`: every request counted, none before the window, as oha and wrk do.
+    let (warmup, duration) = match args.requests {
+        Some(_) => (Duration::ZERO, args.duration.unwrap_or(HTTP_COUNTED_WINDOW_MAX)),
+        None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
     };
     let url = args.url.or(args.url_flag).expect("clap requires one");
     let stop = bookstore_report::signal::stop_on_signal(
@@ -501,16 +596,17 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
     let plan = LoadPlan {
         connections: args.connections.max(1),
         workers: args.workers.max(1),
-        warmup: args.warmup,
-        duration: args.duration,
+        warmup,
+        duration,
         request_timeout: args.timeout,
         rate_rps: args.rate,
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         stop: Arc::clone(&stop),
         live: None,
         settle: None,
+        requests: args.requests,
     };
-    let cell = loadgen::http::measure(&url, target, &plan, args.validate_every)?;
+    let cell = loadgen::http::measure(&url, &target, &plan, args.validate_every)?;
     // With the JSON on standard output, the lines for people go to standard error.
     let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
     let say = |line: String| {
@@ -521,7 +617,7 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
         }
     };
     say(format!(
-        "{} connections, {:.1} s{}: {:.0} req/s ({:.0} ok/s), errors {}, in flight {:.1}, client CPU {:.2} s",
+        "{} connections, {:.2} s{}: {:.0} req/s ({:.0} ok/s), errors {}, in flight {:.1}, client CPU {:.2} s",
         plan.connections,
         cell.window_seconds,
         if cell.stopped_early { " (stopped early)" } else { "" },
@@ -531,15 +627,13 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
         cell.mean_in_flight,
         cell.cpu_seconds.client,
     ));
-    if let Some(latency) = cell.ranked_latency() {
+    if let Some(latency) = loadgen::http::ranked_histogram(&cell)? {
         let from =
             if cell.open_loop.is_some() { "when each was due" } else { "when each was sent" };
-        say(format!("latency of {} answers, timed from {from}:", latency.count));
-        say("      p50      p90      p99    p99.9      max".to_owned());
-        let column = |us: u64| format!("{:>9}", bookstore_report::charts::latency_label(us as f64));
-        say([latency.p50_us, latency.p90_us, latency.p99_us, latency.p999_us, latency.max_us]
-            .map(column)
-            .concat());
+        say(format!("latency of {} answers, timed from {from}:", latency.len()));
+        for line in loadgen::http::latency_table(&latency) {
+            say(line);
+        }
     }
     if let Some(open) = &cell.open_loop {
         let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
@@ -554,6 +648,16 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
             open.connections_peak,
             open.connections_cap,
             if open.cap_hit { " (the cap was hit: requests waited in the client)" } else { "" }
+        ));
+    }
+    if let Some(requests) = args.requests
+        && cell.counts.total() < requests
+        && !cell.stopped_early
+    {
+        say(format!(
+            "only {} of the {requests} requests were answered within {}: give -z more time",
+            cell.counts.total(),
+            humantime::format_duration(duration)
         ));
     }
     for warning in &cell.warnings {
@@ -592,7 +696,6 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn the_command_line_is_well_formed() {

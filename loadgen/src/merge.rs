@@ -395,6 +395,12 @@ mod tests {
             statements: 21,
             requests: cell.requests_total(),
             top_statements: vec![],
+            commits: 7,
+            rollbacks: 0,
+            shared_blocks_hit: 40,
+            shared_blocks_read: 0,
+            temp_blocks_written: 0,
+            deadlocks: Some(0),
         });
         cell.audit = Some(Audit {
             passed: true,

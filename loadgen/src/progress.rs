@@ -1,46 +1,35 @@
 //! What the suite is doing: a bar with the current cell and its live rate on a terminal,
-//! one plain line per finished cell otherwise.
+//! one plain line per finished cell otherwise (`bookstore_report::progress`).
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::engine::LiveCounter;
 use crate::results::Cell;
 
 /// Progress of a suite run.
 pub struct Progress {
-    bar: Option<ProgressBar>,
+    bar: bookstore_report::progress::Progress,
 }
 
 impl Progress {
     /// Progress over `cells` cells; a bar only when stderr is a terminal.
     pub fn new(cells: u64) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(Some(cells), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{bar:30} {pos}/{len} cells  ETA {eta}  {msg}")
-                    .expect("a valid template"),
-            );
-            bar
-        });
-        Self { bar }
+        Self { bar: bookstore_report::progress::Progress::new(cells) }
     }
 
     /// A line above the bar (or on stderr).
     pub fn note(&self, line: &str) {
-        match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
-        }
+        self.bar.note(line);
     }
 
     /// Shows `label` with the live rate of `live` until the returned guard is dropped.
     pub fn running(&self, label: String, live: Arc<LiveCounter>) -> Ticker {
-        let Some(bar) = self.bar.clone() else { return Ticker { stop: None } };
+        if !self.bar.is_drawn() {
+            return Ticker { stop: None };
+        }
+        let bar = self.bar.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
@@ -58,34 +47,23 @@ impl Progress {
 
     /// One cell is done.
     pub fn finished(&self, label: &str, cell: &Cell) {
-        let line = format!(
+        self.bar.finished(&format!(
             "{label:<48} {:>9.0} req/s  {:>9.0} ok/s  p99 {:>7} µs  errors {}",
             cell.throughput_rps,
             cell.goodput_rps,
             cell.latency_ok_us.map_or(0, |l| l.p99_us),
             cell.counts.errors
-        );
-        match &self.bar {
-            Some(bar) => {
-                bar.println(line);
-                bar.inc(1);
-            }
-            None => eprintln!("{line}"),
-        }
+        ));
     }
 
     /// Cells that will not run (a stack that failed or crashed).
     pub fn skipped(&self, cells: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(cells);
-        }
+        self.bar.skipped(cells);
     }
 
     /// Clears the bar.
     pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
+        self.bar.finish();
     }
 }
 

@@ -18,6 +18,7 @@ use crate::targets::{self, Database, Target};
 use crate::tasks::{self, Variant};
 use crate::{batch, data, schema};
 use bookstore_report::RunInfo;
+use bookstore_report::progress::Progress;
 
 /// The four parts of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -124,6 +125,41 @@ struct Run<'a> {
     /// The databases of the bulk strategies and the batch job.
     targets: Vec<Box<dyn Target>>,
     started: Instant,
+    progress: Progress,
+}
+
+/// The variants of the tasks section, in their first round's order.
+const TASK_VARIANTS: [Variant; 7] = [
+    Variant::OsThreadPool,
+    Variant::TokioTasks,
+    Variant::SpawnBlocking,
+    Variant::BlockingSleepInAsync,
+    Variant::AsyncSleep,
+    Variant::BlockingQueryInAsync,
+    Variant::BlockingQueryOffloaded,
+];
+
+/// Cells `section` measures under `settings` (bulk and batch: on one database): the
+/// progress bar's total.
+pub fn planned_cells(section: Section, settings: &Settings, database: Database) -> u64 {
+    let s = settings;
+    let n = |v: usize| v as u64;
+    let rounds = u64::from(s.rounds);
+    match section {
+        Section::Tasks => rounds * n(TASK_VARIANTS.len()),
+        // Every operation, and the join once more without its index.
+        Section::Crud => {
+            n(s.pool_sizes.len() * (Op::ALL.len() + 1) * s.crud_workers.len() * Access::ALL.len())
+                * rounds
+        }
+        Section::Bulk => {
+            n(s.bulk_rows.len() * database.strategies().len() * Library::ALL.len()) * rounds
+        }
+        Section::Batch => {
+            let grid = s.pool_sizes.len() * s.batch_rows.len() * s.batch_parallelism.len();
+            n(grid * Access::ALL.len()) * rounds
+        }
+    }
 }
 
 /// Runs the sections asked for; the results (also written to `options.output`).
@@ -171,7 +207,11 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
                 .map(|arg| bookstore_domain::store::redact_credentials(arg).into_owned())
                 .collect(),
         ),
-        environment: bookstore_report::environment::capture(&options.workspace, postgres),
+        environment: bookstore_report::environment::capture(
+            bookstore_report::build_identity!(),
+            &options.workspace,
+            postgres,
+        ),
         databases: Vec::new(),
         settings,
         crud: Vec::new(),
@@ -181,8 +221,24 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
         skipped: Vec::new(),
     };
     let targets = Vec::new();
-    let mut run = Run { options, results, runtime: Arc::clone(&runtime), url, targets, started };
     let sections = [Section::Tasks, Section::Bulk, Section::Batch, Section::Crud];
+    let planned = sections
+        .iter()
+        .filter(|s| options.sections.contains(s))
+        .map(|&section| match section {
+            Section::Bulk | Section::Batch => options
+                .settings
+                .databases
+                .iter()
+                .map(|&database| planned_cells(section, &options.settings, database))
+                .sum(),
+            _ => planned_cells(section, &options.settings, Database::Postgres),
+        })
+        .sum();
+    let progress = Progress::new(planned);
+    let runtime_handle = Arc::clone(&runtime);
+    let mut run =
+        Run { options, results, runtime: runtime_handle, url, targets, started, progress };
     // The bulk and batch databases exist only while those two run: a MariaDB server left
     // idling (or flushing) would share the two cores with the other sections.
     let last_on_targets = sections
@@ -215,12 +271,14 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
             run.targets.clear(); // stops MariaDB, deletes SQLite's file
         }
         if let Err(error) = outcome {
+            run.progress.finish();
             run.results.run.status = "failed".into();
             run.results.run.failure = Some(format!("{section:?}: {error:#}"));
             run.finish()?;
             anyhow::bail!("{section:?}: {error:#}");
         }
     }
+    run.progress.finish();
     run.results.run.status = if run.stopped() { "interrupted" } else { "complete" }.into();
     run.finish()?;
     Ok(run.results)
@@ -261,7 +319,17 @@ impl Run<'_> {
                     self.targets.push(target);
                 }
                 Err(why) => {
-                    eprintln!("dbbench: bulk and batch without {}: {why}", database.label());
+                    self.progress.note(&format!(
+                        "dbbench: bulk and batch without {}: {why}",
+                        database.label()
+                    ));
+                    let settings = &self.results.settings;
+                    let cells: u64 = [Section::Bulk, Section::Batch]
+                        .into_iter()
+                        .filter(|s| self.options.sections.contains(s))
+                        .map(|section| planned_cells(section, settings, database))
+                        .sum();
+                    self.progress.skipped(cells);
                     self.results.skipped.push(why);
                 }
             }
@@ -342,7 +410,7 @@ impl Run<'_> {
                                 crud::run(access, &pools, op, workers, population, timing);
                             let cell =
                                 CrudCell::new(r, op, access, pool, workers, join_index, &measured);
-                            eprintln!(
+                            self.progress.finished(&format!(
                                 "dbbench: crud {}{} {} pool={pool} workers={workers} round {}: {:.0} ops/s, p99 {} µs{}",
                                 op.name(),
                                 if join_index { "" } else { " (no index)" },
@@ -353,7 +421,7 @@ impl Run<'_> {
                                 cell.first_error
                                     .as_ref()
                                     .map_or(String::new(), |e| format!(", errors: {e}")),
-                            );
+                            ));
                             self.results.crud.push(cell);
                             self.save()?;
                         }
@@ -380,7 +448,7 @@ impl Run<'_> {
                             }
                             let mut cell = bulk_cell(target.as_ref(), library, strategy, &items)?;
                             cell.round = r;
-                            eprintln!(
+                            self.progress.finished(&format!(
                                 "dbbench: bulk {} {} {} {rows} rows round {}: {:.0} rows/s{}",
                                 database.name(),
                                 library.name(),
@@ -388,7 +456,7 @@ impl Run<'_> {
                                 r + 1,
                                 cell.rows_per_second,
                                 cell.failure.as_ref().map_or(String::new(), |f| format!(" — {f}"))
-                            );
+                            ));
                             self.results.bulk.push(cell);
                             self.save()?;
                         }
@@ -426,7 +494,7 @@ impl Run<'_> {
                                     times,
                                     verdict,
                                 );
-                                eprintln!(
+                                self.progress.finished(&format!(
                                     "dbbench: batch {} {} {rows} rows parallelism={parallelism} pool={pool}: {:.2} s ({:.0} rows/s){}",
                                     database.name(),
                                     access.name(),
@@ -435,7 +503,7 @@ impl Run<'_> {
                                     cell.failure
                                         .as_ref()
                                         .map_or(String::new(), |f| format!(" — WRONG OUTPUT: {f}"))
-                                );
+                                ));
                                 self.results.batch.push(cell);
                                 self.save()?;
                             }
@@ -454,17 +522,8 @@ impl Run<'_> {
         let wait = Duration::from_millis(s.task_wait_ms);
         let pool = crate::measure::diesel_pool(&self.url, s.task_query_pool)
             .map_err(anyhow::Error::msg)?;
-        let variants = [
-            Variant::OsThreadPool,
-            Variant::TokioTasks,
-            Variant::SpawnBlocking,
-            Variant::BlockingSleepInAsync,
-            Variant::AsyncSleep,
-            Variant::BlockingQueryInAsync,
-            Variant::BlockingQueryOffloaded,
-        ];
         let rounds = (0..s.rounds)
-            .flat_map(|r| rotated(&variants, r as usize).into_iter().map(move |v| (r, v)));
+            .flat_map(|r| rotated(&TASK_VARIANTS, r as usize).into_iter().map(move |v| (r, v)));
         for (round, variant) in rounds {
             if self.stopped() {
                 return Ok(());
@@ -476,13 +535,13 @@ impl Run<'_> {
             let count = if many { s.tasks } else { s.blocking_tasks };
             let outcome = tasks::run(variant, count, wait, s.small_runtime_workers, Some(&pool))?;
             let cell = TasksCell::new(round, variant, count, s.task_wait_ms, outcome);
-            eprintln!(
+            self.progress.finished(&format!(
                 "dbbench: tasks {} × {count} round {}: {:.0} ms, at most {} waiting at once",
                 variant.name(),
                 round + 1,
                 cell.wall_ms,
                 cell.max_concurrency
-            );
+            ));
             self.results.tasks.push(cell);
             self.save()?;
         }

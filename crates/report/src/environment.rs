@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -10,11 +9,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Environment {
-    /// `git rev-parse HEAD` of the workspace, if known.
+    /// The commit the measuring binary was built from (`git rev-parse HEAD` at build time),
+    /// if known.
     pub git_commit: Option<String>,
-    /// Uncommitted changes when the run started.
+    /// Whether that build had uncommitted changes to tracked files.
     pub git_dirty: Option<bool>,
-    /// `rustc --version`.
+    /// `rustc --version` of the compiler that built it.
     pub rustc: Option<String>,
     /// The CPU model from /proc/cpuinfo.
     pub cpu_model: Option<String>,
@@ -36,9 +36,32 @@ pub struct Environment {
     pub loadgen_version: String,
 }
 
-fn run(program: &str, args: &[&str], dir: &Path) -> Option<String> {
-    let output = Command::new(program).args(args).current_dir(dir).output().ok()?;
-    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+/// What a binary was built from, as its build script recorded it (`bookstore-build-info`):
+/// read with [`build_identity!`](crate::build_identity) in the binary's own package.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Build {
+    /// The commit.
+    pub git_commit: Option<&'static str>,
+    /// Uncommitted changes to tracked files.
+    pub git_dirty: Option<bool>,
+    /// `rustc --version`.
+    pub rustc: Option<&'static str>,
+}
+
+/// The [`Build`] of the package this expands in (its build script must call
+/// `bookstore_build_info::emit()`).
+#[macro_export]
+macro_rules! build_identity {
+    () => {
+        $crate::environment::Build {
+            git_commit: option_env!("BOOKSTORE_BUILD_GIT_COMMIT"),
+            git_dirty: match option_env!("BOOKSTORE_BUILD_GIT_DIRTY") {
+                Some(dirty) => Some(dirty == "true"),
+                None => None,
+            },
+            rustc: option_env!("BOOKSTORE_BUILD_RUSTC"),
+        }
+    };
 }
 
 fn proc_value(path: &str, key: &str) -> Option<String> {
@@ -46,9 +69,11 @@ fn proc_value(path: &str, key: &str) -> Option<String> {
     text.lines().find(|l| l.starts_with(key))?.split_once(':').map(|(_, v)| v.trim().to_owned())
 }
 
-/// The environment of a run from `workspace`, against the PostgreSQL server `postgres`
-/// describes (its version, and the settings that shape the numbers).
+/// The environment of a run of the binary `build` describes, from `workspace` (its release
+/// profile and code-generation flags), against the PostgreSQL server `postgres` describes
+/// (its version, and the settings that shape the numbers).
 pub fn capture(
+    build: Build,
     workspace: &Path,
     postgres: (Option<String>, BTreeMap<String, String>),
 ) -> Environment {
@@ -60,10 +85,9 @@ pub fn capture(
         .collect::<Vec<_>>()
         .join(" ");
     Environment {
-        git_commit: run("git", &["rev-parse", "HEAD"], workspace),
-        git_dirty: run("git", &["status", "--porcelain", "--untracked-files=no"], workspace)
-            .map(|s| !s.is_empty()),
-        rustc: run("rustc", &["--version"], workspace),
+        git_commit: build.git_commit.map(str::to_owned),
+        git_dirty: build.git_dirty,
+        rustc: build.rustc.map(str::to_owned),
         cpu_model: proc_value("/proc/cpuinfo", "model name"),
         cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get()),
         kernel: (!kernel.is_empty()).then_some(kernel),

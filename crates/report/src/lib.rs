@@ -6,6 +6,7 @@
 //! - [`environment`]: what the numbers were measured on.
 //! - [`latency`]: percentiles of an HDR histogram as the documents record them.
 //! - [`page`] and [`charts`]: the pages' shell, style and inline SVG charts.
+//! - [`progress`]: the bar (or plain lines) of a long run.
 //! - [`signal`]: Ctrl-C that stops a long run after its current cell, keeping what was
 //!   measured.
 
@@ -14,6 +15,7 @@ pub mod document;
 pub mod environment;
 pub mod latency;
 pub mod page;
+pub mod progress;
 pub mod signal;
 
 pub use document::{RunInfo, read_document, undocumented_fields, write_document};

@@ -60,8 +60,9 @@ impl Comparison {
     }
 }
 
-/// A ratio with three significant digits (0.987, 1.23, 12.3).
-fn digits(value: f64) -> String {
+/// A ratio with three significant digits (0.987, 1.23, 12.3), as [`Comparison::text`]
+/// writes it.
+pub fn digits(value: f64) -> String {
     if value >= 10.0 {
         format!("{value:.1}")
     } else if value >= 1.0 {

@@ -36,7 +36,7 @@ mod power;
 mod ratio;
 mod summary;
 
-pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, family};
+pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits, family};
 pub use group::{Better, Group, Ranking, flipped};
 pub use power::{min_detectable_ratio, power_of};
 pub use ratio::LogRatio;

@@ -119,6 +119,9 @@ pub struct LoadPlan {
     /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
     /// `duration` exactly (clients on several hosts keep a shared schedule that way).
     pub settle: Option<Settle>,
+    /// Send exactly this many requests in the window (a closed loop without settling): the
+    /// window ends when all are answered, or at `duration` (then the rest are not sent).
+    pub requests: Option<u64>,
 }
 
 /// How an open loop's requests arrive.
@@ -195,6 +198,32 @@ pub trait WindowHooks {
 
 impl WindowHooks for () {}
 
+/// Both, in order.
+impl<A: WindowHooks, B: WindowHooks> WindowHooks for (A, B) {
+    fn measure_started(&mut self) {
+        self.0.measure_started();
+        self.1.measure_started();
+    }
+    fn measure_ended(&mut self) {
+        self.0.measure_ended();
+        self.1.measure_ended();
+    }
+}
+
+/// Hooks that may be absent.
+impl<H: WindowHooks> WindowHooks for Option<H> {
+    fn measure_started(&mut self) {
+        if let Some(hooks) = self {
+            hooks.measure_started();
+        }
+    }
+    fn measure_ended(&mut self) {
+        if let Some(hooks) = self {
+            hooks.measure_ended();
+        }
+    }
+}
+
 /// How long after an open loop's window its requests due in the window still count as
 /// answered in time ([`stats::OpenCounts::in_time`]), and may still be sent: a tenth of the
 /// window, at least 50 ms — long enough for any answer of a server that keeps up (the
@@ -224,6 +253,8 @@ struct Window {
     start: Instant,
     measure_start_ns: AtomicU64,
     measure_end_ns: AtomicU64,
+    /// Requests the window may still send ([`LoadPlan::requests`]).
+    unsent: Option<AtomicU64>,
 }
 
 impl Window {
@@ -233,12 +264,26 @@ impl Window {
             start,
             measure_start_ns: AtomicU64::new(u64::MAX),
             measure_end_ns: AtomicU64::new(u64::MAX),
+            unsent: plan.requests.map(AtomicU64::new),
         };
         if plan.settle.is_none() {
             window.publish_start(start + plan.warmup);
-            window.publish_end(start + plan.warmup + plan.duration);
+            // A counted window ends when its requests are answered (`run` publishes it).
+            if plan.requests.is_none() {
+                window.publish_end(start + plan.warmup + plan.duration);
+            }
         }
         window
+    }
+
+    /// Whether one more request may be sent at `at` (takes it from the count, if any). Only
+    /// requests sent in the window are counted: those of the warm-up are free.
+    fn may_send(&self, at: Instant) -> bool {
+        let Some(unsent) = &self.unsent else { return true };
+        if self.phase(at) == Phase::Warmup {
+            return true;
+        }
+        unsent.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok()
     }
 
     fn offset(&self, at: Instant) -> u64 {
@@ -349,9 +394,18 @@ where
     sleep_until(measure_start, stop);
     hooks.measure_started();
     let answered_before = live.total();
-    let measure_end = match settle {
-        None => measure_start + plan.duration,
-        Some(settle) => {
+    let measure_end = match (settle, plan.requests) {
+        (None, Some(requests)) => {
+            // The warm-up's last answers may land in the window: wait for the count's own.
+            let latest = measure_start + plan.duration;
+            let answered = || live.total() - answered_before >= requests;
+            settle_until(answered, latest, stop);
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_end(at);
+            at
+        }
+        (None, None) => measure_start + plan.duration,
+        (Some(settle), _) => {
             let latest = measure_start + settle.window_max.max(plan.duration);
             sleep_until(measure_start + plan.duration, stop);
             let enough = || live.total() - answered_before >= settle.window_min_completions;
@@ -476,7 +530,7 @@ async fn drive<C: Client>(
 
     while !plan.stop.load(Ordering::Relaxed) {
         let sent = Instant::now();
-        if window.measure_end().is_some_and(|end| sent >= end) {
+        if window.measure_end().is_some_and(|end| sent >= end) || !window.may_send(sent) {
             break;
         }
         let current = match connection.as_mut() {

@@ -312,6 +312,15 @@ impl Metric {
         }
     }
 
+    /// As the exports name it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Metric::Goodput => "goodput",
+            Metric::Answered => "answered",
+            Metric::Throughput => "throughput",
+        }
+    }
+
     pub(crate) fn label(self) -> &'static str {
         match self {
             Metric::Goodput => "goodput (ok/s)",

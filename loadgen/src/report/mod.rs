@@ -1,4 +1,5 @@
-//! `loadgen report`: the HTML summary, a view of one or more results files.
+//! `loadgen report`: the HTML summary, a view of one or more results files, and the same
+//! verdicts as Markdown, CSV or JSON tables (`export`).
 //!
 //! Every number on the page is read from the results documents (or computed from them:
 //! medians over rounds, percentiles of merged HDR histograms, ratios with their intervals).
@@ -15,9 +16,11 @@ pub mod compare;
 pub(crate) mod dataset;
 mod efficiency;
 mod equal_load;
+pub mod export;
 mod headline;
 mod integrity;
 mod method;
+mod postgres;
 mod scenarios;
 pub mod terminal;
 mod verdicts;
@@ -94,6 +97,8 @@ struct Page {
     cpu_bound: Option<efficiency::CpuBound>,
     axes: Vec<axes::AxisTable>,
     integrity: integrity::Integrity,
+    postgres: Vec<postgres::PostgresRow>,
+    postgres_concurrency: u32,
     method: method::Method,
 }
 
@@ -136,6 +141,8 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         cpu_bound: efficiency::cpu_bound(&dataset),
         axes: axes::tables(&dataset),
         integrity: integrity::integrity(&dataset),
+        postgres: postgres::rows(&dataset),
+        postgres_concurrency: dataset.concurrency.iter().copied().max().unwrap_or(0),
         method: method::method(&dataset),
     };
     let environment = page_environment("summary.html", SUMMARY_TEMPLATE)?;

@@ -34,6 +34,18 @@ fn cell() -> Cell {
         statements: 1,
         requests: 1,
         top_statements: vec![StatementCalls { query: "q".into(), calls: 1 }],
+        commits: 1,
+        rollbacks: 0,
+        shared_blocks_hit: 1,
+        shared_blocks_read: 0,
+        temp_blocks_written: 0,
+        deadlocks: Some(0),
+    });
+    cell.backend_waits = Some(BackendWaits {
+        samples: 1,
+        interval_ms: 20,
+        mean_backends: 1.0,
+        shares: [("running".to_owned(), 1.0)].into(),
     });
     cell.audit = Some(Audit {
         passed: true,

@@ -28,8 +28,9 @@ pub const SCHEMA: &str = "bookstore-bench/results";
 pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// The version of both documents' layout: 2 since cells are measured in rounds, 3 since the
 /// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
-/// without them).
-pub const SCHEMA_VERSION: u32 = 4;
+/// without them), 4 since a round holds every concurrency, 5 since PostgreSQL's counters
+/// and backend waits per cell (additions: older files read without them).
+pub const SCHEMA_VERSION: u32 = 5;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -322,8 +323,13 @@ pub struct Cell {
     pub cpu_seconds: CpuSeconds,
     /// The server's peak resident memory during the cell.
     pub server_peak_rss_bytes: Option<u64>,
-    /// SQL statements per request, from `pg_stat_statements`.
+    /// SQL statements per request, and PostgreSQL's counters, over the cell.
     pub sql: Option<SqlStats>,
+    /// What the database's client backends were doing during the window, sampled from
+    /// `pg_stat_activity`. Absent for a ceiling, on a server the suite cannot query, and in
+    /// files before version 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_waits: Option<BackendWaits>,
     /// The write audit (write scenarios only).
     pub audit: Option<Audit>,
     /// The first responses that failed full validation, and why.
@@ -500,6 +506,60 @@ pub struct SqlStats {
     pub requests: u64,
     /// The most frequent statements, normalized, with their call counts.
     pub top_statements: Vec<StatementCalls>,
+    /// Transactions committed: `COMMIT` statements run (pg_stat_statements, exact for the
+    /// cell). 0 in files before version 5.
+    #[serde(default)]
+    pub commits: u64,
+    /// Transactions rolled back: `ROLLBACK` statements run.
+    #[serde(default)]
+    pub rollbacks: u64,
+    /// Shared buffer blocks the cell's statements found in PostgreSQL's cache…
+    #[serde(default)]
+    pub shared_blocks_hit: u64,
+    /// …and read from the operating system (disk or its page cache).
+    #[serde(default)]
+    pub shared_blocks_read: u64,
+    /// Temporary-file blocks the statements wrote (sorts and hashes that spilled).
+    #[serde(default)]
+    pub temp_blocks_written: u64,
+    /// Deadlocks PostgreSQL detected in the database (`pg_stat_database`, from the cell's
+    /// start to its end). A backend reports its counters at most once a second, so one
+    /// near a cell's end may count in the next cell. `None` where it was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadlocks: Option<u64>,
+}
+
+/// What the database's client backends (the stack's pooled connections) were doing during a
+/// window: `pg_stat_activity` sampled every `interval_ms`, each backend of each sample one
+/// observation.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackendWaits {
+    /// Samples taken.
+    pub samples: u64,
+    /// Between samples.
+    pub interval_ms: u64,
+    /// Client backends of the database per sample, on average.
+    pub mean_backends: f64,
+    /// Share of the observations by what the backend was doing: `running` (active, no
+    /// wait event), `idle` (waiting for the stack's next statement), `idle in transaction`
+    /// (a transaction open between statements), or `Type:Event` while active, e.g.
+    /// `Lock:transactionid` (waiting for another transaction's row lock), `LWLock:WALWrite`,
+    /// `IO:WALSync`, `Client:ClientRead`. The shares add up to 1.
+    pub shares: BTreeMap<String, f64>,
+}
+
+impl BackendWaits {
+    /// The share of observations waiting for a heavyweight lock (`Lock:*`: rows, tuples,
+    /// transactions).
+    pub fn lock_share(&self) -> f64 {
+        self.shares.iter().filter(|(k, _)| k.starts_with("Lock:")).map(|(_, v)| v).sum()
+    }
+
+    /// The share of `key`, 0 when absent.
+    pub fn share(&self, key: &str) -> f64 {
+        self.shares.get(key).copied().unwrap_or(0.0)
+    }
 }
 
 /// One normalized statement and how often it ran.
@@ -580,6 +640,7 @@ impl Cell {
             cpu_seconds: CpuSeconds::default(),
             server_peak_rss_bytes: None,
             sql: None,
+            backend_waits: None,
             audit: None,
             problems: report.problems.clone(),
             stopped_early: report.stopped_early,

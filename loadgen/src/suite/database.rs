@@ -7,7 +7,7 @@ use bookstore_fixture::audit::{self, AuditFacts};
 use bookstore_fixture::{ClusterOptions, DbServer, Provider};
 use sqlx::{Connection, Executor, PgConnection};
 
-use crate::results::{Audit, StatementCalls};
+use crate::results::{Audit, SqlStats, StatementCalls};
 use crate::scenario::Scenario;
 
 /// An audit, and the books it found refused with the stock in hand.
@@ -19,6 +19,15 @@ pub(crate) struct AuditOutcome {
 /// Statements listed per cell (the rest are only counted).
 const TOP_STATEMENTS: usize = 6;
 
+/// One `pg_stat_statements` row of the cell's database.
+struct StatementRow {
+    query: String,
+    calls: i64,
+    shared_blks_hit: i64,
+    shared_blks_read: i64,
+    temp_blks_written: i64,
+}
+
 /// The suite's database server and what it created there.
 pub(crate) struct BenchDatabase {
     runtime: tokio::runtime::Runtime,
@@ -29,6 +38,8 @@ pub(crate) struct BenchDatabase {
     template: Option<String>,
     created: Vec<String>,
     statements_available: bool,
+    /// The cell's database's deadlock count when its statements were last reset.
+    deadlocks_before: Option<u64>,
     /// The database named by an existing server's URL: the one stacks started by someone
     /// else use (`--targets`).
     named: Option<String>,
@@ -74,6 +85,7 @@ impl BenchDatabase {
             template: None,
             created: Vec::new(),
             statements_available,
+            deadlocks_before: None,
             named,
         })
     }
@@ -128,40 +140,85 @@ impl BenchDatabase {
         })
     }
 
-    /// Forgets every statement counted so far.
-    pub(crate) fn reset_statements(&mut self) {
+    /// Forgets every statement counted so far, and notes database `name`'s deadlock count
+    /// (`pg_stat_database` cannot be reset per database without losing the others').
+    pub(crate) fn reset_statements(&mut self, name: &str) {
         if self.statements_available {
             let _ = self.runtime.block_on(self.admin.execute("SELECT pg_stat_statements_reset()"));
         }
+        self.deadlocks_before = self.deadlocks(name);
     }
 
-    /// Statements run in database `name` since the last reset: total calls and the most
-    /// frequent ones.
-    pub(crate) fn statements(&mut self, name: &str) -> Option<(u64, Vec<StatementCalls>)> {
+    fn deadlocks(&mut self, name: &str) -> Option<u64> {
+        let query = sqlx::query_scalar::<_, i64>(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = $1",
+        );
+        let count = self.runtime.block_on(query.bind(name).fetch_one(&mut self.admin)).ok()?;
+        u64::try_from(count).ok()
+    }
+
+    /// Statements run in database `name` since the last reset: the total, PostgreSQL's
+    /// counters and the most frequent statements (`requests` and the per-request figure
+    /// are the caller's to fill in).
+    pub(crate) fn statements(&mut self, name: &str) -> Option<SqlStats> {
         if !self.statements_available {
             return None;
         }
-        let rows: Vec<(String, i64)> = self
+        let rows: Vec<(String, i64, i64, i64, i64)> = self
             .runtime
             .block_on(
                 sqlx::query_as(
-                    "SELECT s.query, s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+                    "SELECT s.query, s.calls, s.shared_blks_hit, s.shared_blks_read, s.temp_blks_written
+                     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
                      WHERE d.datname = $1 ORDER BY s.calls DESC, s.query",
                 )
                 .bind(name)
                 .fetch_all(&mut self.admin),
             )
             .ok()?;
-        let total = rows.iter().map(|(_, calls)| *calls as u64).sum();
-        let top = rows
+        let rows: Vec<StatementRow> = rows
             .into_iter()
-            .take(TOP_STATEMENTS)
-            .map(|(query, calls)| StatementCalls {
-                query: query.split_whitespace().collect::<Vec<_>>().join(" "),
-                calls: calls as u64,
+            .map(|(query, calls, shared_blks_hit, shared_blks_read, temp_blks_written)| {
+                StatementRow { query, calls, shared_blks_hit, shared_blks_read, temp_blks_written }
             })
             .collect();
-        Some((total, top))
+        let sum = |column: fn(&StatementRow) -> i64| -> u64 {
+            rows.iter().map(|r| u64::try_from(column(r)).unwrap_or(0)).sum()
+        };
+        let calls_of = |verb: &str| -> u64 {
+            rows.iter()
+                .filter(|r| r.query.trim_start().to_ascii_uppercase().starts_with(verb))
+                .map(|r| u64::try_from(r.calls).unwrap_or(0))
+                .sum()
+        };
+        let deadlocks_after = self.deadlocks(name);
+        Some(SqlStats {
+            statements_per_request: 0.0,
+            statements: sum(|r| r.calls),
+            requests: 0,
+            commits: calls_of("COMMIT"),
+            rollbacks: calls_of("ROLLBACK"),
+            shared_blocks_hit: sum(|r| r.shared_blks_hit),
+            shared_blocks_read: sum(|r| r.shared_blks_read),
+            temp_blocks_written: sum(|r| r.temp_blks_written),
+            deadlocks: deadlocks_after
+                .zip(self.deadlocks_before)
+                .map(|(after, before)| after.saturating_sub(before)),
+            top_statements: rows
+                .iter()
+                .take(TOP_STATEMENTS)
+                .map(|r| StatementCalls {
+                    query: r.query.split_whitespace().collect::<Vec<_>>().join(" "),
+                    calls: u64::try_from(r.calls).unwrap_or(0),
+                })
+                .collect(),
+        })
+    }
+
+    /// The URL of the server's maintenance database: the wait sampler connects there, so
+    /// that its own queries are not counted among a cell's statements.
+    pub(crate) fn maintenance_url(&self) -> String {
+        self.server.database_url(self.server.maintenance_database())
     }
 
     /// The write audit of SPEC §5 on database `name` after `scenario`, given the successful

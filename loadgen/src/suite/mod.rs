@@ -388,6 +388,7 @@ impl SuiteOptions {
                 window_min_completions: u64::from(connections),
                 window_max,
             }),
+            requests: None,
         }
     }
 }

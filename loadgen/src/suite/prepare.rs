@@ -165,8 +165,11 @@ pub(super) fn new_results(
     options: &SuiteOptions,
     database: &mut database::BenchDatabase,
 ) -> RunResults {
-    let environment =
-        bookstore_report::environment::capture(&options.workspace, database.describe());
+    let environment = bookstore_report::environment::capture(
+        bookstore_report::build_identity!(),
+        &options.workspace,
+        database.describe(),
+    );
     let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_owned();
     let shards: Vec<ShardInfo> = options
         .shard

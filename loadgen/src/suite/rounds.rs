@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::sampler::CpuSampler;
+use super::sampler::{CpuSampler, WaitSampler};
 use super::server::ServerProcess;
 use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
@@ -346,7 +346,7 @@ impl<'a> Suite<'a> {
         let mut plan = self.options.plan(concurrency, &self.stop, &live);
         plan.workers = workers;
         let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
-        self.database.reset_statements();
+        self.database.reset_statements(name);
         let ticker = self.progress.running(label.clone(), live);
         let started = self.started.elapsed().as_secs_f64();
         let pool = ceiling::StorePool { url, per_thread: per_thread_pool };
@@ -445,9 +445,13 @@ impl<'a> Suite<'a> {
         if let Some(pid) = target.pid {
             crate::procfs::reset_peak_rss(pid);
         }
-        if coordinates {
-            self.database.reset_statements();
-        }
+        let waits = match (coordinates, target.database) {
+            (true, Some(database)) => {
+                self.database.reset_statements(database);
+                WaitSampler::connect(&self.database.maintenance_url(), database)
+            }
+            _ => None,
+        };
         let connections = self.options.shard.map_or(concurrency, |s| s.connections(concurrency));
         let late = schedule
             .map(|(shard, slot)| shard::wait_until(shard.slot_start(slot, timing), &self.stop));
@@ -463,7 +467,7 @@ impl<'a> Suite<'a> {
             plan.warmup /= 2;
         }
         let postgres = target.database.and(self.database.postgres_pid());
-        let mut sampler = CpuSampler::new(target.pid, postgres);
+        let mut samplers = (CpuSampler::new(target.pid, postgres), waits);
         let ticker = self.progress.running(label.to_owned(), live);
         let started = self.started.elapsed().as_secs_f64();
         let workload: Arc<dyn engine::Workload> = load.clone();
@@ -472,10 +476,11 @@ impl<'a> Suite<'a> {
             target.addr,
             workload,
             self.options.validate_every,
-            &mut sampler,
+            &mut samplers,
         )
         .map_err(anyhow::Error::msg)?;
         drop(ticker);
+        let (sampler, waits) = samplers;
         if let (true, Some((shard, slot))) = (coordinates, schedule) {
             // The other shards' drains, before reading what the database holds.
             shard::wait_until(shard.drained(slot, timing), &self.stop);
@@ -493,6 +498,7 @@ impl<'a> Suite<'a> {
             offer,
         )?;
         cell.started_seconds = Some(started);
+        cell.backend_waits = waits.and_then(|w| w.waits());
         if let (Some((shard, _)), Some(late)) = (schedule, late) {
             cell.shards.push(ShardPart {
                 shard: shard.index,
@@ -533,17 +539,16 @@ impl<'a> Suite<'a> {
         cell.cpu_seconds = sampler.seconds();
         cell.server_peak_rss_bytes = server_pid.and_then(crate::procfs::peak_rss_bytes);
         if let Some((database, load)) = database {
-            cell.sql = self.database.statements(database).map(|(statements, top_statements)| {
+            cell.sql = self.database.statements(database).map(|stats| {
                 let requests = cell.requests_total();
                 SqlStats {
                     statements_per_request: if requests > 0 {
-                        statements as f64 / requests as f64
+                        stats.statements as f64 / requests as f64
                     } else {
                         0.0
                     },
-                    statements,
                     requests,
-                    top_statements,
+                    ..stats
                 }
             });
             if scenario.writes() {

@@ -1,5 +1,7 @@
 //! The command line as a user meets it: a misspelt stack or scenario is a usage error (exit
-//! status 2) that suggests the right name, and `--help` lists the valid ones.
+//! status 2) that suggests the right name, and `--help` lists the valid ones; `loadgen http`
+//! against real servers (a URL, a body and headers, `-n`, chunked answers, Ctrl-C); shell
+//! completions.
 
 use std::process::{Command, Output};
 
@@ -76,7 +78,16 @@ fn http_takes_the_url_as_its_argument_and_prints_a_percentile_table_or_json_on_s
     let output = loadgen(&[&["http", responder.1.as_str()][..], &quick].concat());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("p50      p90      p99    p99.9      max"), "{stdout}");
+    assert!(stdout.contains("p50      p90      p99    p99.9   p99.99      max"), "{stdout}");
+    // The text histogram: a bar per bucket, the counts adding up to the answers.
+    let answers: u64 =
+        stdout.split("latency of ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let counted: u64 = stdout
+        .lines()
+        .filter(|l| l.contains('█'))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, answers, "{stdout}");
     // `--json -`: the document alone on standard output, the lines for people on stderr.
     let output = loadgen(&[&["http", responder.1.as_str(), "--json", "-"][..], &quick].concat());
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -106,4 +117,142 @@ fn ctrl_c_ends_the_window_and_prints_what_was_measured_with_status_130() {
     assert!(window < 30.0, "the window ended at the signal, not after 60 s: {window}");
     assert_eq!(document["cell"]["stopped_early"], true);
     assert!(String::from_utf8_lossy(&output.stderr).contains("stopped early"));
+}
+
+/// A hyper server that answers `POST /echo` carrying `x-token: secret` and the body `{"n":1}`
+/// with a chunked 200, anything else with a chunked 400; it counts what it was sent.
+fn chunked_echo_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::{Bytes, Incoming};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let served = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&served);
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let counter = Arc::clone(&counter);
+                tokio::spawn(async move {
+                    let service =
+                        hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                            let counter = Arc::clone(&counter);
+                            async move {
+                                counter.fetch_add(1, Ordering::Relaxed);
+                                let expected = request.method() == hyper::Method::POST
+                                    && request.uri().path() == "/echo"
+                                    && request
+                                        .headers()
+                                        .get("x-token")
+                                        .is_some_and(|v| v == "secret");
+                                let body = request.into_body().collect().await.unwrap().to_bytes();
+                                let ok = expected && body.as_ref() == br#"{"n":1}"#;
+                                // An explicit chunked framing: hyper then writes the body as chunks.
+                                let response = hyper::Response::builder()
+                                    .status(if ok { 200 } else { 400 })
+                                    .header("transfer-encoding", "chunked")
+                                    .header("content-type", "application/json")
+                                    .body(Full::new(Bytes::from_static(br#"{"echo":true}"#)))
+                                    .unwrap();
+                                Ok::<_, std::convert::Infallible>(response)
+                            }
+                        });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+    });
+    (format!("http://{addr}/echo"), served)
+}
+
+#[test]
+fn http_posts_a_body_with_headers_n_times_and_reads_chunked_answers() {
+    use std::io::{Read, Write};
+    use std::sync::atomic::Ordering;
+
+    let (url, served) = chunked_echo_server();
+    // The server really answers chunked (else this test would prove nothing).
+    let addr = url.trim_start_matches("http://").trim_end_matches("/echo");
+    let mut raw = std::net::TcpStream::connect(addr).unwrap();
+    raw.write_all(b"GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    raw.read_to_string(&mut answer).unwrap();
+    assert!(answer.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{answer}");
+    assert!(!answer.to_ascii_lowercase().contains("content-length"), "{answer}");
+    let before = served.load(Ordering::Relaxed);
+
+    let body_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(body_file.path(), br#"{"n":1}"#).unwrap();
+    let body_path = body_file.path().to_str().unwrap();
+    let post = ["-H", "x-token: secret", "-H", "content-type: application/json"];
+    for body in [&["-d", r#"{"n":1}"#][..], &["--body-file", body_path][..]] {
+        let served_before = served.load(Ordering::Relaxed);
+        let output = loadgen(
+            &[&["http", url.as_str(), "-n", "300", "-c", "4", "--json", "-"][..], &post, body]
+                .concat(),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{body:?}: {stderr}");
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let counts = &document["cell"]["counts"];
+        assert_eq!(counts["ok"], 300, "{body:?}: {counts}");
+        assert_eq!(counts["errors"], 0, "{body:?}: {counts}");
+        assert_eq!(served.load(Ordering::Relaxed) - served_before, 300, "exactly -n sent");
+        assert!(stderr.contains("p99.99"), "{stderr}");
+    }
+    // The server judged each request: a wrong token is an error status on every one.
+    let output = loadgen(&[
+        "http",
+        url.as_str(),
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-m",
+        "post",
+        "-d",
+        r#"{"n":1}"#,
+        "--json",
+        "-",
+    ]);
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["cell"]["counts"]["errors_by_kind"]["status"], 20, "{document}");
+    assert!(served.load(Ordering::Relaxed) > before);
+}
+
+#[test]
+fn completions_are_printed_for_the_shells_and_know_the_subcommands() {
+    let output = loadgen(&["completions", "bash"]);
+    assert!(output.status.success());
+    let script = String::from_utf8_lossy(&output.stdout);
+    for word in ["complete", "loadgen", "suite", "report", "--stacks"] {
+        assert!(script.contains(word), "bash completion lacks {word}");
+    }
+    assert_eq!(loadgen(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn the_binary_knows_the_commit_and_compiler_it_was_built_from() {
+    let build = bookstore_report::build_identity!();
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output();
+        out.ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    // Built from a git checkout (CI's clone, a developer's tree): the commit is HEAD's.
+    if let Some(head) = git(&["rev-parse", "HEAD"]) {
+        assert_eq!(build.git_commit, Some(head.as_str()));
+        assert!(build.git_dirty.is_some());
+    }
+    let rustc = build.rustc.expect("the compiler's version");
+    assert!(rustc.starts_with("rustc 1."), "{rustc}");
 }

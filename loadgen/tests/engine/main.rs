@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use loadgen::engine::{self, ErrorKind, LoadPlan, LoadReport, Settle};
-use loadgen::http::RawGet;
+use loadgen::http::{RawRequest, RequestSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The engine's request timeout in these tests.
@@ -103,11 +103,13 @@ fn plan(
         stop: Arc::new(AtomicBool::new(false)),
         live: None,
         settle: None,
+        requests: None,
     }
 }
 
 fn run(addr: SocketAddr, plan: &LoadPlan) -> LoadReport {
-    let (_, workload) = RawGet::new(&format!("http://{addr}/health")).unwrap();
+    let (_, workload) =
+        RawRequest::new(&format!("http://{addr}/health"), &RequestSpec::default()).unwrap();
     engine::run_http(plan, addr, Arc::new(workload), 0, &mut ()).unwrap()
 }
 

@@ -199,6 +199,24 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
                         )
                     }
                 }
+                // PostgreSQL's side: a transaction per checkout (a sale commits, a refusal
+                // rolls back), none for a read; the backends sampled during the window.
+                let (commits, rollbacks) = match scenario {
+                    Scenario::CheckoutSoldOut => (10, sql.requests - 10),
+                    _ if scenario.writes() => (sql.requests, 0),
+                    _ => (0, 0),
+                };
+                assert_eq!((sql.commits, sql.rollbacks), (commits, rollbacks), "{label}: {sql:?}");
+                assert_eq!(sql.deadlocks, Some(0), "{label}");
+                if scenario.uses_database() {
+                    assert!(sql.shared_blocks_hit > 0, "{label}: {sql:?}");
+                }
+                let waits =
+                    cell.backend_waits.as_ref().unwrap_or_else(|| panic!("{label}: no waits"));
+                assert!(waits.samples >= 2, "{label}: {waits:?}");
+                let total: f64 = waits.shares.values().sum();
+                assert!((total - 1.0).abs() < 1e-9, "{label}: {waits:?}");
+                assert!(waits.mean_backends >= 1.0, "the stack's pool: {waits:?}");
                 if scenario.writes() {
                     let audit = cell.audit.as_ref().unwrap_or_else(|| panic!("{label}: no audit"));
                     assert!(audit.passed, "{label}: {:?}", audit.failures);

@@ -353,6 +353,24 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
         assert_eq!(results.tasks.iter().filter(|c| c.round == round).count(), 7);
     }
     assert_eq!(results.databases.len(), databases);
+    // The progress bar's total is the number of cells measured.
+    let settings = &results.settings;
+    let postgres = bookstore_dbbench::targets::Database::Postgres;
+    let planned = [run::Section::Crud, run::Section::Tasks]
+        .map(|section| run::planned_cells(section, settings, postgres))
+        .iter()
+        .sum::<u64>()
+        + results
+            .databases
+            .iter()
+            .map(|d| {
+                run::planned_cells(run::Section::Bulk, settings, d.database)
+                    + run::planned_cells(run::Section::Batch, settings, d.database)
+            })
+            .sum::<u64>();
+    let measured =
+        results.crud.len() + results.bulk.len() + results.batch.len() + results.tasks.len();
+    assert_eq!(planned, measured as u64);
     // A database not built in is said, with how to build it in.
     assert_eq!(
         results.skipped.iter().filter(|s| s.contains("not built in (cargo feature")).count(),
@@ -443,4 +461,15 @@ async fn ctrl_c_keeps_what_was_measured_and_drops_the_run_database() {
         .unwrap();
     assert_eq!(left, 0, "{database} left on the server");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_page_of_a_real_run_reads_at_1280_px() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let kept = root.join("summary/results/dbbench-2026-12-01T16-20-01Z.json");
+    let results = bookstore_dbbench::results::DbBenchResults::read(&kept).unwrap();
+    let page = bookstore_dbbench::report::render(&results).unwrap();
+    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+        eprintln!("skipped: no Chromium (scripts/test.sh said so)");
+    }
 }
