@@ -27,7 +27,8 @@ enum Command {
     Compare(CompareArgs),
     /// Combine the results of the N shards of a run (`suite --shard K/N`) into one.
     Merge(MergeArgs),
-    /// Load one URL (GET, 2xx counts as success) or one scenario against one stack, closed or
+    /// Load one URL (any method, headers and body; a 2xx with a complete body, framed by its
+    /// length or chunked, counts as success) or one scenario against one stack, closed or
     /// open loop, and print the result with the suite's warnings (exit 5 if the suite would
     /// disqualify the window).
     Http(Box<HttpArgs>),
@@ -261,7 +262,7 @@ struct HttpArgs {
     #[arg(short = 'c', long, default_value_t = 128)]
     connections: usize,
     /// Send exactly this many requests, no warm-up: the window ends when all are answered
-    /// (or at -z, if given).
+    /// (or at -z). Not with --rate.
     #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..),
           conflicts_with_all = ["rate", "warmup"])]
     requests: Option<u64>,

@@ -155,7 +155,7 @@ fn open_loop_counts_every_request_a_stall_delayed_closed_loop_only_the_stalled_o
 #[test]
 fn an_open_loop_at_a_modest_rate_keeps_to_it() {
     // 500 requests a second for 2 s against a server that answers at once.
-    let mut plan = plan(64, Duration::from_millis(300), Duration::from_secs(2), Some(500.0));
+    let mut plan = plan(256, Duration::from_millis(300), Duration::from_secs(2), Some(500.0));
     plan.workers = 2;
     let report = run(server(0, Duration::ZERO, Duration::ZERO), &plan);
     let due = report.send_lag_us.len();
@@ -169,10 +169,11 @@ fn an_open_loop_at_a_modest_rate_keeps_to_it() {
     assert!(open.in_time as f64 >= 0.98 * due as f64, "{open:?} of {due}");
     assert_eq!((open.dropped, report.cap_hit), (0, false));
     assert_eq!(report.measure.ok, due, "every request due in the window, answered");
-    // Opened as needed, not all 64: at once-answered requests one or two suffice, but a
-    // machine busy with other tests can stall the server for a few milliseconds and queue a
-    // few more (a CI run saw 14); how many a given load needs is the next test's.
-    assert!(report.connections_peak <= 32, "opened as needed: {}", report.connections_peak);
+    // Opened as needed, not all 256: at once-answered requests one or two suffice, but a
+    // machine busy with other tests can stall this one-thread server and queue more — a
+    // stall of s ms holds s / 2 requests at 500/s (CI runs saw 14 and 50) — so the bound
+    // leaves room for a quarter-second stall; how many a given load needs is the next test's.
+    assert!(report.connections_peak <= 128, "opened as needed: {}", report.connections_peak);
 }
 
 #[test]
