@@ -853,6 +853,11 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     assert!(page.contains("not ranked: saturated at this rate"), "the page says why");
     let summary = loadgen::report::terminal::summary(std::slice::from_ref(&results));
     assert!(summary.contains("p99 at 500 req/s"), "{summary}");
-    assert!(summary.contains("(not ranked: see the page)"), "{summary}");
+    let throttled_line = summary.lines().find(|l| l.contains("hyper-sonic-sqlx")).unwrap();
+    assert!(throttled_line.trim_end().ends_with("not ranked"), "{summary}");
+    assert!(
+        summary.contains("health · hyper-sonic-sqlx · at 500 req/s: saturated at this rate"),
+        "the reason on a line of its own: {summary}"
+    );
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
