@@ -193,8 +193,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
             }
         }
     }
-    // A response without a body by its status has none, whatever its headers say.
-    if status == 204 || status == 304 || (100..200).contains(&status) {
+    // A response without a body by its status has none, whatever its headers say. (An
+    // interim 1xx is not followed here: this client never sends `Expect`, and a server that
+    // answers 1xx anyway gets an invalid response below.)
+    if status == 204 || status == 304 {
         let body = (head_len, head_len);
         return Ok(Some(Head { status, content_type, body, close, chunked: false }));
     }

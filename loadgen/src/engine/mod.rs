@@ -119,8 +119,9 @@ pub struct LoadPlan {
     /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
     /// `duration` exactly (clients on several hosts keep a shared schedule that way).
     pub settle: Option<Settle>,
-    /// Send exactly this many requests in the window (a closed loop without settling): the
-    /// window ends when all are answered, or at `duration` (then the rest are not sent).
+    /// Send exactly this many requests in the window (a closed loop without settling or
+    /// warm-up): the window ends when all are answered, or at `duration` (then the rest are
+    /// not sent).
     pub requests: Option<u64>,
 }
 
@@ -396,7 +397,8 @@ where
     let answered_before = live.total();
     let measure_end = match (settle, plan.requests) {
         (None, Some(requests)) => {
-            // The warm-up's last answers may land in the window: wait for the count's own.
+            // Every answer since the window opened counts, so a warm-up's last ones would
+            // end it early: `loadgen http -n` has no warm-up.
             let latest = measure_start + plan.duration;
             let answered = || live.total() - answered_before >= requests;
             settle_until(answered, latest, stop);

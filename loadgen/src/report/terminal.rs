@@ -56,8 +56,12 @@ pub fn summary(runs: &[RunResults]) -> String {
         let saturated =
             rows.iter().filter(|r| r.scenario == scenario && r.concurrency == Some(concurrency));
         for (i, row) in saturated.enumerate() {
-            let latency = rows.iter().find(|r| {
-                r.scenario == scenario && r.stack == row.stack && r.equal_load_rate == rate
+            let latency = rate.as_ref().and_then(|rate| {
+                rows.iter().find(|r| {
+                    r.scenario == scenario
+                        && r.stack == row.stack
+                        && r.equal_load_rate.as_ref() == Some(rate)
+                })
             });
             let latency_text = latency.map_or(String::new(), |l| {
                 let value = l.p99_us_median.map_or("–".into(), latency_label);

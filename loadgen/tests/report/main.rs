@@ -706,3 +706,16 @@ fn the_summary_of_a_real_run_reads_at_1280_px() {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }
+
+#[test]
+fn without_an_equal_load_phase_the_closing_summary_has_rates_only() {
+    let mut run = fixture();
+    for stack in &mut run.stacks {
+        stack.equal_load.clear();
+    }
+    run.settings.rates.clear();
+    let summary = loadgen::report::terminal::summary(std::slice::from_ref(&run));
+    assert!(!summary.contains("p99"), "{summary}");
+    let line = summary.lines().find(|l| l.starts_with("bookById")).unwrap();
+    assert!(line.contains("/s") && !line.contains(" ms") && !line.contains(" µs"), "{line}");
+}
