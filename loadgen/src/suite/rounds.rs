@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::sampler::{CpuSampler, WaitSampler};
+use super::sampler::{BackendSampler, CpuSampler};
 use super::server::ServerProcess;
 use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
@@ -80,6 +80,8 @@ pub(crate) struct Suite<'a> {
     pub(super) processes: Vec<Option<ServerProcess>>,
     pub(super) responder: Option<ServerProcess>,
     pub(super) db_ceiling_url: Option<String>,
+    /// What the stacks' backends do in each window (`None`: the server would not say).
+    pub(super) backends: Option<BackendSampler>,
     pub(super) started: std::time::Instant,
     /// When the results file was last written.
     pub(super) saved: Option<std::time::Instant>,
@@ -105,6 +107,7 @@ impl<'a> Suite<'a> {
             max_connections,
         )?;
         let results = super::prepare::new_results(options, &mut database);
+        let backends = BackendSampler::connect(&database.maintenance_url());
         let mut suite = Suite {
             options,
             database,
@@ -116,6 +119,7 @@ impl<'a> Suite<'a> {
             processes: Vec::new(),
             responder: None,
             db_ceiling_url: None,
+            backends,
             started: std::time::Instant::now(),
             saved: None,
         };
@@ -448,7 +452,7 @@ impl<'a> Suite<'a> {
         let waits = match (coordinates, target.database) {
             (true, Some(database)) => {
                 self.database.reset_statements(database);
-                WaitSampler::connect(&self.database.maintenance_url(), database)
+                self.backends.as_ref().map(|sampler| sampler.window(database))
             }
             _ => None,
         };

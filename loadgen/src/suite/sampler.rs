@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sqlx::Connection;
@@ -62,16 +61,23 @@ impl WindowHooks for CpuSampler {
     }
 }
 
-/// `pg_stat_activity` sampled through the window: what the database's client backends (a
-/// stack's pooled connections) were doing. On its own thread and connection, opened before
-/// the window; at one query every [`WAIT_SAMPLE_INTERVAL`] its cost is a few hundred
-/// microseconds of PostgreSQL's CPU per second.
-pub(crate) struct WaitSampler {
-    /// Says "start" to the thread (dropped unsent: it closes its connection and ends).
-    start: Option<std::sync::mpsc::Sender<()>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Tally>>,
-    tally: Option<Tally>,
+/// `pg_stat_activity` sampled through each window: what the database's client backends (a
+/// stack's pooled connections) were doing. One thread and one connection for the whole run
+/// (to the maintenance database, so that its queries are not counted among a cell's
+/// statements): a window costs two channel messages, and one query every
+/// [`WAIT_SAMPLE_INTERVAL`] — a few hundred microseconds of PostgreSQL's CPU per second.
+pub(crate) struct BackendSampler {
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// One window's sampling, as the thread receives it.
+struct Job {
+    database: String,
+    /// The window opened (dropped unsent: it failed before, nothing to sample).
+    start: std::sync::mpsc::Receiver<()>,
+    stop: Arc<tokio::sync::Notify>,
+    reply: std::sync::mpsc::Sender<Tally>,
 }
 
 /// Between two samples.
@@ -84,42 +90,70 @@ struct Tally {
     observations: BTreeMap<String, u64>,
 }
 
-impl WaitSampler {
-    /// A sampler of database `database` at `url`, connected before the window (its thread
-    /// keeps the connection on a runtime of its own); `None` when it cannot connect: the
-    /// window is measured without it.
-    pub(crate) fn connect(url: &str, database: &str) -> Option<Self> {
-        let (url, database) = (url.to_owned(), database.to_owned());
+impl BackendSampler {
+    /// The sampler, connected to the database at `url`; `None` when it cannot connect (the
+    /// windows are then measured without it).
+    pub(crate) fn connect(url: &str) -> Option<Self> {
+        let url = url.to_owned();
         let (connected_tx, connected) = std::sync::mpsc::channel::<bool>();
-        let (start, started) = std::sync::mpsc::channel::<()>();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
         let thread = std::thread::spawn(move || {
-            let mut tally = Tally::default();
             let Some(runtime) = sampler_runtime() else {
                 let _ = connected_tx.send(false);
-                return tally;
+                return;
             };
-            runtime.block_on(async {
-                let Ok(mut connection) = sqlx::PgConnection::connect(&url).await else {
-                    let _ = connected_tx.send(false);
-                    return;
-                };
-                let _ = connected_tx.send(true);
-                if started.recv().is_ok() {
-                    sample(&mut connection, &database, &stopped, &mut tally).await;
+            let Ok(mut connection) = runtime.block_on(sqlx::PgConnection::connect(&url)) else {
+                let _ = connected_tx.send(false);
+                return;
+            };
+            let _ = connected_tx.send(true);
+            let mut alive = true;
+            while let Ok(job) = queue.recv() {
+                let mut tally = Tally::default();
+                if alive && job.start.recv().is_ok() {
+                    let sampled = sample(&mut connection, &job.database, &job.stop, &mut tally);
+                    alive = runtime.block_on(sampled);
                 }
-                let _ = connection.close().await;
-            });
-            tally
+                let _ = job.reply.send(tally);
+            }
+            let _ = runtime.block_on(connection.close());
         });
         if !connected.recv().unwrap_or(false) {
             let _ = thread.join();
             return None;
         }
-        Some(Self { start: Some(start), stop, thread: Some(thread), tally: None })
+        Some(Self { jobs: Some(jobs), thread: Some(thread) })
     }
 
+    /// The hooks of one window on database `database`.
+    pub(crate) fn window(&self, database: &str) -> WaitWindow {
+        let (start_tx, start) = std::sync::mpsc::channel();
+        let (reply, replies) = std::sync::mpsc::channel();
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let job = Job { database: database.to_owned(), start, stop: Arc::clone(&stop), reply };
+        let queued = self.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
+        WaitWindow { start: queued.then_some(start_tx), stop, replies, tally: None }
+    }
+}
+
+impl Drop for BackendSampler {
+    fn drop(&mut self) {
+        self.jobs = None; // the thread's queue ends: it closes its connection
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One window's sampling ([`BackendSampler::window`]).
+pub(crate) struct WaitWindow {
+    start: Option<std::sync::mpsc::Sender<()>>,
+    stop: Arc<tokio::sync::Notify>,
+    replies: std::sync::mpsc::Receiver<Tally>,
+    tally: Option<Tally>,
+}
+
+impl WaitWindow {
     /// What was seen, once the window has ended.
     pub(crate) fn waits(&self) -> Option<BackendWaits> {
         let tally = self.tally.as_ref().filter(|t| t.samples > 0)?;
@@ -140,31 +174,35 @@ impl WaitSampler {
 /// A backend's `state`, `wait_event_type` and `wait_event`.
 type ActivityRow = (Option<String>, Option<String>, Option<String>);
 
-/// Samples every [`WAIT_SAMPLE_INTERVAL`] until `stop`.
+/// Samples every [`WAIT_SAMPLE_INTERVAL`] until `stop`; `false` if the connection failed.
 async fn sample(
     connection: &mut sqlx::PgConnection,
     database: &str,
-    stop: &AtomicBool,
+    stop: &tokio::sync::Notify,
     tally: &mut Tally,
-) {
+) -> bool {
     let mut next = tokio::time::Instant::now();
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let rows: Result<Vec<ActivityRow>, _> = sqlx::query_as(
             "SELECT state, wait_event_type, wait_event FROM pg_stat_activity
-                 WHERE datname = $1 AND backend_type = 'client backend'
-                 AND pid <> pg_backend_pid()",
+             WHERE datname = $1 AND backend_type = 'client backend'
+             AND pid <> pg_backend_pid()",
         )
         .bind(database)
         .fetch_all(&mut *connection)
         .await;
-        let Ok(rows) = rows else { return };
+        let Ok(rows) = rows else { return false };
         tally.samples += 1;
         for (state, kind, event) in rows {
             let what = activity(state.as_deref(), kind.as_deref(), event.as_deref());
             *tally.observations.entry(what).or_default() += 1;
         }
         next += WAIT_SAMPLE_INTERVAL;
-        tokio::time::sleep_until(next).await;
+        // A stop while querying left a permit: the window's end is not missed.
+        tokio::select! {
+            () = tokio::time::sleep_until(next) => {}
+            () = stop.notified() => return true,
+        }
     }
 }
 
@@ -182,7 +220,14 @@ pub(crate) fn activity(state: Option<&str>, wait_type: Option<&str>, wait: Optio
     }
 }
 
-impl WindowHooks for WaitSampler {
+impl Drop for WaitWindow {
+    /// A window that failed after it opened: the thread stops sampling it.
+    fn drop(&mut self) {
+        self.stop.notify_one();
+    }
+}
+
+impl WindowHooks for WaitWindow {
     fn measure_started(&mut self) {
         if let Some(start) = self.start.take() {
             let _ = start.send(());
@@ -190,18 +235,8 @@ impl WindowHooks for WaitSampler {
     }
 
     fn measure_ended(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.start = None;
-        if let Some(thread) = self.thread.take() {
-            self.tally = thread.join().ok();
-        }
-    }
-}
-
-impl Drop for WaitSampler {
-    /// A window that failed before its end: the thread closes its connection and ends.
-    fn drop(&mut self) {
-        self.measure_ended();
+        self.stop.notify_one();
+        self.tally = self.replies.recv().ok();
     }
 }
 
