@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::dataset::{Dataset, Metric};
-use super::verdicts::Family;
+use super::dataset::{CellWindows, Dataset, Metric, Target};
+use super::verdicts::{Family, Member};
 use crate::results::RunResults;
 use bookstore_report::charts::latency_label;
 use bookstore_stats::{Comparison, Summary, digits};
@@ -58,39 +58,14 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
         let metric = Metric::for_scenario(scenario);
         for &concurrency in &dataset.concurrency {
             let family = Family::rates(&dataset, scenario, concurrency);
-            let windows = |stack: &str| {
-                dataset.cell(
-                    &super::dataset::Target::Stack(stack.to_owned()),
-                    scenario,
-                    concurrency,
-                )
-            };
             for (index, standing, vs_first) in standings(&family) {
                 let member = &family.members[index];
-                let cells = windows(&member.name);
-                let latency = |pick: fn(&bookstore_report::latency::LatencySummary) -> u64| {
-                    median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
-                };
+                let target = Target::Stack(member.name.clone());
+                let cells = dataset.cell(&target, scenario, concurrency);
                 rows.push(Row {
-                    scenario: scenario.clone(),
                     load: "saturation",
                     concurrency: Some(concurrency),
-                    equal_load_rate: None,
-                    offered_rps_median: None,
-                    stack: member.name.clone(),
-                    rounds: cells.samples().count(),
-                    rate_metric: metric.name(),
-                    rate_rps_median: member.summary.map(|s| s.median),
-                    rate_rps_min: member.summary.map(|s| s.min),
-                    rate_rps_max: member.summary.map(|s| s.max),
-                    p50_us_median: latency(|l| l.p50_us),
-                    p99_us_median: latency(|l| l.p99_us),
-                    p999_us_median: latency(|l| l.p999_us),
-                    vs_first_ratio: vs_first.map(|c| c.ratio),
-                    vs_first_low: vs_first.map(|c| c.low),
-                    vs_first_high: vs_first.map(|c| c.high),
-                    standing,
-                    reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+                    ..row(scenario, metric, member, cells, standing, vs_first)
                 });
             }
         }
@@ -99,39 +74,57 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
             for (index, standing, vs_first) in standings(&family) {
                 let member = &family.members[index];
                 let cells = dataset.equal_load_cell(&member.name, scenario, rate);
-                let latency = |pick: fn(&bookstore_report::latency::LatencySummary) -> u64| {
-                    median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
-                };
-                let rate_summary = Summary::of(
-                    &cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>(),
-                );
                 rows.push(Row {
-                    scenario: scenario.clone(),
                     load: "equal_load",
-                    concurrency: None,
                     equal_load_rate: Some(rate.clone()),
                     offered_rps_median: median(
                         cells.by_round(|c| c.open_loop.as_ref().map(|o| o.offered_rps)),
                     ),
-                    stack: member.name.clone(),
-                    rounds: cells.samples().count(),
-                    rate_metric: metric.name(),
-                    rate_rps_median: rate_summary.map(|s| s.median),
-                    rate_rps_min: rate_summary.map(|s| s.min),
-                    rate_rps_max: rate_summary.map(|s| s.max),
-                    p50_us_median: latency(|l| l.p50_us),
+                    // The ranked p99: client-limited windows left out, as on the page.
                     p99_us_median: member.summary.map(|s| s.median),
-                    p999_us_median: latency(|l| l.p999_us),
-                    vs_first_ratio: vs_first.map(|c| c.ratio),
-                    vs_first_low: vs_first.map(|c| c.low),
-                    vs_first_high: vs_first.map(|c| c.high),
-                    standing,
-                    reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+                    ..row(scenario, metric, member, cells, standing, vs_first)
                 });
             }
         }
     }
     rows
+}
+
+/// What every row holds of `member`'s windows `cells`; the caller sets how it was loaded.
+fn row(
+    scenario: &str,
+    metric: Metric,
+    member: &Member,
+    cells: &CellWindows<'_>,
+    standing: &'static str,
+    vs_first: Option<Comparison>,
+) -> Row {
+    let latency = |pick: fn(&bookstore_report::latency::LatencySummary) -> u64| {
+        median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
+    };
+    let rate =
+        Summary::of(&cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>());
+    Row {
+        scenario: scenario.to_owned(),
+        load: "",
+        concurrency: None,
+        equal_load_rate: None,
+        offered_rps_median: None,
+        stack: member.name.clone(),
+        rounds: cells.samples().count(),
+        rate_metric: metric.name(),
+        rate_rps_median: rate.map(|s| s.median),
+        rate_rps_min: rate.map(|s| s.min),
+        rate_rps_max: rate.map(|s| s.max),
+        p50_us_median: latency(|l| l.p50_us),
+        p99_us_median: latency(|l| l.p99_us),
+        p999_us_median: latency(|l| l.p999_us),
+        vs_first_ratio: vs_first.map(|c| c.ratio),
+        vs_first_low: vs_first.map(|c| c.low),
+        vs_first_high: vs_first.map(|c| c.high),
+        standing,
+        reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+    }
 }
 
 fn median(by_round: std::collections::BTreeMap<super::dataset::RoundKey, f64>) -> Option<f64> {
