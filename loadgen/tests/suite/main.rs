@@ -810,18 +810,34 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     }
     // 20% of the requests came due while the answers were held, each waiting out the rest
     // of the freeze: P(latency > x) = 0.2 × (1 − x / 200 ms) for x under 200 ms — p90
-    // 100 ms, p99 190 ms, p99.9 199 ms. The tolerance covers the queue's drain after each
-    // freeze (16 connections at a time) and a debug build's milliseconds.
+    // 100 ms, p99 190 ms, p99.9 199 ms. After each freeze the queue drains 16 connections
+    // at a time; a drain of D ms moves the share above 100 ms to 0.2 × (100 + D) / 200 and
+    // p90 to about 100 + D ms. A debug build on a busy two-core CI machine took D ≈ 30 ms
+    // (share 0.1305), so the bounds allow a drain of up to 60 ms.
+    const DRAIN_ALLOWANCE_MS: f64 = 60.0;
     let open = merged_latency(&frozen.equal_load);
     let ms = |q: f64| open.value_at_quantile(q) as f64 / 1000.0;
+    let most_above_100_ms = 0.2 * (100.0 + DRAIN_ALLOWANCE_MS) / 200.0;
     assert!(
-        (0.07..=0.13).contains(&share_above(&open, 100_000)),
+        (0.07..=most_above_100_ms).contains(&share_above(&open, 100_000)),
         "{}",
         share_above(&open, 100_000)
     );
-    assert!((80.0..=130.0).contains(&ms(0.90)), "open-loop p90 {} ms", ms(0.90));
-    assert!((170.0..=230.0).contains(&ms(0.99)), "open-loop p99 {} ms", ms(0.99));
-    assert!((180.0..=240.0).contains(&ms(0.999)), "open-loop p99.9 {} ms", ms(0.999));
+    assert!(
+        (80.0..=100.0 + DRAIN_ALLOWANCE_MS).contains(&ms(0.90)),
+        "open-loop p90 {} ms",
+        ms(0.90)
+    );
+    assert!(
+        (170.0..=190.0 + DRAIN_ALLOWANCE_MS).contains(&ms(0.99)),
+        "open-loop p99 {} ms",
+        ms(0.99)
+    );
+    assert!(
+        (180.0..=200.0 + DRAIN_ALLOWANCE_MS).contains(&ms(0.999)),
+        "open-loop p99.9 {} ms",
+        ms(0.999)
+    );
     assert!(ms(0.5) < 20.0, "most requests never met a freeze: p50 {} ms", ms(0.5));
     // The closed loop's one connection sent nothing while it waited: each freeze delayed
     // one request of thousands, and the percentiles never see it.
