@@ -15,7 +15,8 @@ use crate::model::{AuthorInventory, BookDetail, BookSummary, CheckoutResponse, L
 /// Pool settings shared by every store, recorded in results so parity can be checked.
 ///
 /// Parity rules of SPEC §1: min = max = `max_connections`, every connection opened before
-/// the store is returned, no liveness check on checkout, prepared-statement caching on.
+/// the store is returned and kept, a lost one replaced, no liveness check on checkout,
+/// prepared-statement caching on.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PoolSettings {
     /// `postgres://user:password@host:port/database`.

@@ -396,7 +396,7 @@ impl SuiteOptions {
 /// The parity rules of SPEC §1 as the stacks apply them (recorded with every run).
 fn parity() -> Vec<String> {
     [
-        "pool min = max = pool_max, every connection opened before the server reports ready",
+        "pool min = max = pool_max, every connection opened before the server reports ready; a lost one replaced (r2d2 in the background, sqlx by the next request that needs one)",
         "no liveness check on checkout: sqlx test_before_acquire(false), r2d2 test_on_check_out(false)",
         "no idle timeout or maximum connection lifetime",
         "prepared statements cached per connection: sqlx 100, diesel all (fixed texts through CachedSql, never sql_query)",
