@@ -16,6 +16,7 @@
 //! The binary's `--help` lists the commands; the README shows the main one.
 
 pub mod engine;
+pub mod faults;
 pub mod http;
 pub mod merge;
 pub mod outcome;

@@ -32,6 +32,12 @@ enum Command {
     /// open loop, and print the result with the suite's warnings (exit 5 if the suite would
     /// disqualify the window).
     Http(Box<HttpArgs>),
+    /// Faults under load: each stack's backends killed, PostgreSQL stopped and started, the
+    /// server sent SIGTERM and started again, each under a closed loop of reads and
+    /// checkouts — the error window, the 503s, any other failure, the time to serve again,
+    /// and a write audit after each; `--soak` runs a long mixed load instead, watching
+    /// memory, descriptors and threads. Writes the results and the reliability page.
+    Faults(Box<FaultsArgs>),
     /// Print the shell completion script for SHELL, e.g.
     /// `loadgen completions bash > ~/.local/share/bash-completion/completions/loadgen`.
     Completions {
@@ -235,6 +241,79 @@ enum ReportFormat {
 }
 
 #[derive(clap::Args)]
+struct FaultsArgs {
+    /// Stacks, comma-separated [default: all five].
+    #[arg(long, value_delimiter = ',', value_parser = stack_names())]
+    stacks: Vec<String>,
+    /// Faults, comma-separated, in order [default: all three, or none with --soak].
+    #[arg(long, value_delimiter = ',', value_parser = fault_names())]
+    faults: Vec<String>,
+    /// Closed-loop connections.
+    #[arg(short = 'c', long, default_value_t = 256)]
+    connections: u32,
+    /// Load before each fault.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    before: Duration,
+    /// How long PostgreSQL stays down in `postgres-restart`.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    outage: Duration,
+    /// Load after each fault is over.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    after: Duration,
+    /// A request without an answer after this is a failure.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+    /// A soak of this length per stack (e.g. 10m): reads, a search and checkouts; the
+    /// server's RSS, descriptors and threads every second, p99 every 10 s, the audit at
+    /// the end. Only the soak runs unless --faults is given too.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    soak: Option<Duration>,
+    /// `--pool-max` of every stack.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pool_max: u32,
+    /// `--workers` of every stack [default: number of CPUs].
+    #[arg(long)]
+    server_workers: Option<usize>,
+    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
+    #[arg(long)]
+    blocking_threads: Option<usize>,
+    /// Client threads [default: number of CPUs].
+    #[arg(long)]
+    client_workers: Option<usize>,
+    /// Where the release binaries are.
+    #[arg(long, default_value = "target/release")]
+    bin_dir: PathBuf,
+    /// The results file [default: summary/results/faults-<UTC time>.json, or soak-… with
+    /// --soak alone].
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Render these faults results files instead of running (a stack's faults from the last
+    /// file that has them, its soak likewise).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    from: Vec<PathBuf>,
+    /// With --from: the page, or the reliability table as Markdown.
+    #[arg(long, value_enum, default_value_t = FaultsFormat::Html, requires = "from")]
+    format: FaultsFormat,
+    /// The page to write; `-` for standard output.
+    #[arg(short = 'o', long = "report", default_value = DEFAULT_RELIABILITY_PAGE)]
+    report: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FaultsFormat {
+    Html,
+    Md,
+}
+
+/// The faults' names, for clap.
+fn fault_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(loadgen::faults::Fault::ALL.iter().map(|f| f.name()))
+}
+
+/// Where `loadgen faults` writes its page.
+const DEFAULT_RELIABILITY_PAGE: &str = "summary/reliability.html";
+
+#[derive(clap::Args)]
 struct HttpArgs {
     /// The URL, `http://host:port/path` (with --scenario, the stack's `http://host:port`).
     #[arg(value_name = "URL", required_unless_present = "url_flag")]
@@ -322,6 +401,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(&args),
         Command::Merge(args) => merge(&args).map(|()| 0),
         Command::Http(args) => http(*args),
+        Command::Faults(args) => faults(*args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
             Ok(0)
@@ -471,6 +551,115 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     );
     Ok(loadgen::outcome::exit_code(&problems))
 }
+
+fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
+    use loadgen::faults::{self, Fault, FaultsOptions, report};
+    if !args.from.is_empty() {
+        let documents = args
+            .from
+            .iter()
+            .map(|path| faults::results::FaultsResults::read(path))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let text = match args.format {
+            FaultsFormat::Html => report::render(&documents)?,
+            FaultsFormat::Md => report::markdown(&documents),
+        };
+        // Markdown goes to standard output unless a file is named.
+        let output = match (args.format, args.report.as_os_str() == DEFAULT_RELIABILITY_PAGE) {
+            (FaultsFormat::Md, true) => PathBuf::from("-"),
+            _ => args.report.clone(),
+        };
+        write_output(&output, &text)?;
+        return Ok(0);
+    }
+    let stacks = if args.stacks.is_empty() {
+        bookstore_app::stacks::ALL.to_vec()
+    } else {
+        args.stacks
+            .iter()
+            .map(|name| bookstore_app::stacks::find(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?
+    };
+    let fault_list = match (args.faults.is_empty(), args.soak.is_some()) {
+        (true, true) => Vec::new(),
+        (true, false) => Fault::ALL.to_vec(),
+        (false, _) => args
+            .faults
+            .iter()
+            .map(|name| Fault::parse(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
+    };
+    let kind = if fault_list.is_empty() { "soak" } else { "faults" };
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "summary/results/{kind}-{}.json",
+            bookstore_report::environment::file_stamp()
+        ))
+    });
+    let options = FaultsOptions {
+        stacks,
+        faults: fault_list,
+        connections: args.connections,
+        client_workers: args.client_workers.unwrap_or_else(cpus),
+        steady_before: args.before,
+        outage: args.outage,
+        steady_after: args.after,
+        request_timeout: args.timeout,
+        pool_max: args.pool_max,
+        server_workers: args.server_workers.unwrap_or_else(cpus),
+        blocking_threads: args.blocking_threads.unwrap_or(args.pool_max as usize),
+        soak: args.soak,
+        bin_dir: args.bin_dir.clone(),
+        workspace: std::env::current_dir()?,
+        output: output.clone(),
+        command_line: std::env::args().collect(),
+        front: None,
+    };
+    for stack in &options.stacks {
+        let binary = options.bin_dir.join(stack.identity.service);
+        if !binary.is_file() {
+            anyhow::bail!(
+                "{} is not built: run `cargo build --release --workspace --bins` (or give --bin-dir)",
+                binary.display()
+            );
+        }
+    }
+    let stop = bookstore_report::signal::stop_on_signal(
+        "loadgen",
+        "stopping after this stack; results so far are kept",
+    );
+    let results = faults::run(&options, stop)?;
+    let page = report::render(std::slice::from_ref(&results))?;
+    write_output(&args.report, &page)?;
+    eprint!("{}", report::markdown(std::slice::from_ref(&results)));
+    let troubled = results.stacks.iter().any(|s| {
+        s.failure.is_some()
+            || s.faults.iter().any(|f| !f.survived)
+            || s.soak.as_ref().is_some_and(|soak| {
+                !soak.flags.is_empty() || soak.failures > 0 || !soak.audit.passed
+            })
+    });
+    eprintln!(
+        "loadgen: faults {} in {:.0} s; results {}, page {}",
+        results.run.status,
+        results.run.wall_seconds.unwrap_or(0.0),
+        output.display(),
+        args.report.display()
+    );
+    Ok(if results.run.status == "interrupted" {
+        loadgen::outcome::EXIT_INTERRUPTED
+    } else if troubled {
+        EXIT_FAULT_NOT_SURVIVED
+    } else {
+        0
+    })
+}
+
+/// Exit status of `loadgen faults` when a fault was not survived, a stack failed, or a
+/// soak was flagged.
+const EXIT_FAULT_NOT_SURVIVED: u8 = 6;
 
 fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     let parts = read_all(&args.shards)?;

@@ -77,10 +77,28 @@ fn ticks_with_children(pid: u32) -> Option<u64> {
 
 /// Peak resident memory of `pid` (`VmHWM`), bytes.
 pub fn peak_rss_bytes(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmHWM:").map(|kib| kib * 1024)
+}
+
+/// Resident memory of `pid` now (`VmRSS`), bytes.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:").map(|kib| kib * 1024)
+}
+
+/// Threads of `pid` now.
+pub fn threads(pid: u32) -> Option<u64> {
+    status_kib(pid, "Threads:")
+}
+
+/// Open file descriptors of `pid` now (sockets, files, pipes, epoll instances…).
+pub fn open_fds(pid: u32) -> Option<u64> {
+    Some(fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64)
+}
+
+/// The first number on `/proc/<pid>/status`'s line starting with `key`.
+fn status_kib(pid: u32, key: &str) -> Option<u64> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Resets `pid`'s peak resident memory to its current size, so the next read is the peak
@@ -98,7 +116,23 @@ mod tests {
         let spin = std::time::Instant::now();
         while spin.elapsed() < std::time::Duration::from_millis(30) {}
         assert!(own_cpu_seconds() > 0.0);
-        assert!(peak_rss_bytes(std::process::id()).unwrap() > 1024 * 1024);
+        let me = std::process::id();
+        assert!(peak_rss_bytes(me).unwrap() > 1024 * 1024);
+        assert!(rss_bytes(me).unwrap() <= peak_rss_bytes(me).unwrap());
+        assert!(threads(me).unwrap() >= 1);
+        // A child of its own: this process's other tests open and close files meanwhile.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (fds, threads_of_child) = (open_fds(child.id()), threads(child.id()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(fds, Some(3), "stdin, stdout and stderr");
+        assert_eq!(threads_of_child, Some(1));
         assert_eq!(process_tree(std::process::id())[0], std::process::id());
         assert!(cpu_seconds(u32::MAX).is_none());
     }

@@ -78,6 +78,11 @@ impl ReadBuffer {
         &self.bytes[..self.filled]
     }
 
+    /// Nothing received since the last [`Self::clear`].
+    pub(super) fn is_empty(&self) -> bool {
+        self.filled == 0
+    }
+
     /// Moves a complete chunked body's data together in place, so that `head.body` is the
     /// body itself, as with a `Content-Length`.
     fn dechunk(&mut self, head: &mut Head) {

@@ -694,6 +694,31 @@ impl Client for HttpClient {
     }
 
     async fn call(&self, connection: &mut HttpConnection, pick: usize) -> Result<Done, ErrorKind> {
+        self.call_inspecting(connection, pick, |_, _| ()).await
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.borrow().clone()
+    }
+}
+
+impl HttpConnection {
+    /// Whether the last exchange received no byte of an answer (the connection closed or
+    /// broke before the server said anything).
+    pub fn received_nothing(&self) -> bool {
+        self.buffer.is_empty()
+    }
+}
+
+impl HttpClient {
+    /// [`Client::call`], handing the answer and its outcome to `inspect` (which sees every
+    /// answer, not only the validated sample: `loadgen faults` reads checkout ids from it).
+    pub async fn call_inspecting(
+        &self,
+        connection: &mut HttpConnection,
+        pick: usize,
+        inspect: impl FnOnce(&Response<'_>, Outcome),
+    ) -> Result<Done, ErrorKind> {
         connection.buffer.clear();
         let head =
             conn::exchange(&connection.socket, self.workload.request(pick), &mut connection.buffer)
@@ -713,11 +738,8 @@ impl Client for HttpClient {
                 }
             }
         }
+        inspect(&response, outcome);
         Ok(Done { outcome, status: Some(response.status), close: head.close })
-    }
-
-    fn problems(&self) -> Vec<String> {
-        self.problems.borrow().clone()
     }
 }
 

@@ -25,6 +25,14 @@ pub enum Picker {
         /// Number of requests.
         len: usize,
     },
+    /// Another picker's picks moved up by `by`: a scenario's requests at their place in a
+    /// mix of several ([`crate::scenario::Mix`]).
+    Shifted {
+        /// The scenario's own picker.
+        inner: Box<Picker>,
+        /// Where the scenario's requests start in the mix.
+        by: usize,
+    },
 }
 
 impl Picker {
@@ -52,6 +60,7 @@ impl Picker {
                 *next = (*next + *step) % *len;
                 pick
             }
+            Picker::Shifted { inner, by } => *by + inner.pick(),
         }
     }
 }

@@ -5,10 +5,12 @@
 
 pub mod body;
 mod load;
+mod mix;
 
 use std::fmt;
 
 pub use load::{ScenarioLoad, validate_response};
+pub use mix::Mix;
 
 use bookstore_app::routes;
 use bookstore_domain::checkout::NewCheckout;

@@ -265,6 +265,72 @@ impl BenchDatabase {
         })
     }
 
+    /// Stops the throwaway cluster (fast shutdown: its clients are disconnected at once).
+    pub(crate) fn stop_postgres(&mut self) -> anyhow::Result<()> {
+        let cluster = self
+            .server
+            .cluster_mut()
+            .ok_or_else(|| anyhow::anyhow!("only a throwaway cluster can be stopped"))?;
+        cluster.stop();
+        Ok(())
+    }
+
+    /// Starts the stopped cluster again on its port, returning once it answers queries; the
+    /// administrative connection is opened anew.
+    pub(crate) fn resume_postgres(&mut self) -> anyhow::Result<()> {
+        let cluster = self
+            .server
+            .cluster_mut()
+            .ok_or_else(|| anyhow::anyhow!("only a throwaway cluster can be started again"))?;
+        self.runtime.block_on(cluster.resume())?;
+        self.admin =
+            self.runtime.block_on(self.server.connect(self.server.maintenance_database()))?;
+        Ok(())
+    }
+
+    /// `pg_terminate_backend` on every client connection to database `name`; how many.
+    pub(crate) fn terminate_backends(&mut self, name: &str) -> anyhow::Result<u64> {
+        let query = sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        );
+        let ended = self
+            .runtime
+            .block_on(query.bind(name).fetch_one(&mut self.admin))
+            .map_err(sql("terminating backends"))?;
+        Ok(u64::try_from(ended).unwrap_or(0))
+    }
+
+    /// Client connections to database `name` inside a transaction or running a statement
+    /// (the stack's work still in progress).
+    pub(crate) fn busy_backends(&mut self, name: &str) -> anyhow::Result<u64> {
+        let query = sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = $1 AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+               AND (state <> 'idle' OR xact_start IS NOT NULL)",
+        );
+        let busy = self
+            .runtime
+            .block_on(query.bind(name).fetch_one(&mut self.admin))
+            .map_err(sql("reading pg_stat_activity"))?;
+        Ok(u64::try_from(busy).unwrap_or(0))
+    }
+
+    /// What the fault audit reads from database `name`: the audit's facts and the id of
+    /// every stored checkout.
+    pub(crate) fn checkouts(&mut self, name: &str) -> anyhow::Result<(AuditFacts, Vec<String>)> {
+        self.runtime.block_on(async {
+            let mut conn = self.server.connect(name).await?;
+            let facts = AuditFacts::read(&mut conn).await?;
+            let ids: Vec<String> = sqlx::query_scalar("SELECT id::text FROM checkouts")
+                .fetch_all(&mut conn)
+                .await
+                .map_err(sql("reading checkout ids"))?;
+            conn.close().await.map_err(sql("closing"))?;
+            anyhow::Ok((facts, ids))
+        })
+    }
+
     /// `SELECT version()` and the settings that shape the numbers.
     pub(crate) fn describe(&mut self) -> (Option<String>, BTreeMap<String, String>) {
         self.runtime.block_on(bookstore_report::environment::describe_postgres(&mut self.admin))

@@ -21,13 +21,13 @@
 //! a limit past which the window is flagged instead.
 
 mod ceiling;
-mod database;
+pub(crate) mod database;
 mod equal_load;
 mod prepare;
 mod probe;
 mod rounds;
 mod sampler;
-mod server;
+pub(crate) mod server;
 pub mod shard;
 
 use std::path::{Path, PathBuf};

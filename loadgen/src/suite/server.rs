@@ -23,6 +23,10 @@ pub(crate) struct ServerProcess {
     addr: SocketAddr,
     log: PathBuf,
     started: Instant,
+    /// How it was started, to start it again in place ([`Self::restart`]).
+    binary: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl ServerProcess {
@@ -40,25 +44,36 @@ impl ServerProcess {
             .map_err(|e| format!("no free port: {e}"))?
             .port();
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        // Appended: a stack is started once per round, and its log covers the whole run.
-        let output = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let mut command = Command::new(binary);
-        command
-            .args(args)
-            .arg("--bind")
-            .arg(addr.to_string())
-            .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(output.try_clone().map_err(|e| e.to_string())?)
-            .stderr(output);
-        let child = bookstore_fixture::process::spawn_supervised(command)
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        Ok(Self { name: name.to_owned(), child, addr, log, started: Instant::now() })
+        let env: Vec<(String, String)> =
+            env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let child = spawn(binary, args, &env, addr, &log)?;
+        Ok(Self {
+            name: name.to_owned(),
+            child,
+            addr,
+            log,
+            started: Instant::now(),
+            binary: binary.to_owned(),
+            args: args.to_vec(),
+            env,
+        })
+    }
+
+    /// Sends SIGTERM and waits for the process to exit (killed after the stop timeout);
+    /// how it exited.
+    pub(crate) fn terminate(&mut self) -> String {
+        self.stop();
+        match self.child.try_wait() {
+            Ok(Some(status)) => status.to_string(),
+            _ => "not waited for".to_owned(),
+        }
+    }
+
+    /// Starts it again on the same address with the same arguments, after it exited.
+    pub(crate) fn restart(&mut self) -> Result<(), String> {
+        self.child = spawn(&self.binary, &self.args, &self.env, self.addr, &self.log)?;
+        self.started = Instant::now();
+        Ok(())
     }
 
     /// Waits until `GET path` answers 200; returns the time since start.
@@ -126,6 +141,34 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Starts `binary` listening on `addr`, its output appended to `log` (a stack may be started
+/// more than once, and its log covers the whole run).
+fn spawn(
+    binary: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    addr: SocketAddr,
+    log: &Path,
+) -> Result<Child, String> {
+    let output = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let mut command = Command::new(binary);
+    command
+        .args(args)
+        .arg("--bind")
+        .arg(addr.to_string())
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(output.try_clone().map_err(|e| e.to_string())?)
+        .stderr(output);
+    bookstore_fixture::process::spawn_supervised(command)
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))
 }
 
 /// Waits until a server someone else started answers `path` at `addr` with 200 (a
