@@ -120,18 +120,31 @@ mod tests {
         assert!(peak_rss_bytes(me).unwrap() > 1024 * 1024);
         assert!(rss_bytes(me).unwrap() <= peak_rss_bytes(me).unwrap());
         assert!(threads(me).unwrap() >= 1);
-        // A child of its own: this process's other tests open and close files meanwhile.
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let (fds, threads_of_child) = (open_fds(child.id()), threads(child.id()));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        assert_eq!(fds, Some(3), "stdin, stdout and stderr");
+        // Children of their own (this process's other tests open and close files
+        // meanwhile), which inherit whatever descriptors the test harness leaves open: one
+        // with three more than the other.
+        let sleeper = |script: &str| {
+            let child = std::process::Command::new("sh").args(["-c", script]).spawn().unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap_or_default()
+                != "sleep\n"
+            {
+                assert!(std::time::Instant::now() < deadline, "{script} never ran sleep");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            child
+        };
+        let mut plain = sleeper("exec sleep 5");
+        let mut more = sleeper("exec 7</dev/null 8</dev/null 9</dev/null; exec sleep 5");
+        let counts = (open_fds(plain.id()), open_fds(more.id()), threads(more.id()));
+        for child in [&mut plain, &mut more] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        let (Some(plain_fds), Some(more_fds), threads_of_child) = counts else {
+            panic!("no counts: {counts:?}")
+        };
+        assert_eq!(more_fds, plain_fds + 3, "three more open files");
         assert_eq!(threads_of_child, Some(1));
         assert_eq!(process_tree(std::process::id())[0], std::process::id());
         assert!(cpu_seconds(u32::MAX).is_none());

@@ -55,15 +55,24 @@ impl SqlxStore {
 
 /// Opens every one of the pool's `connections` and leaves them idle in it: all are checked
 /// out at once, so each is a new connection, and handed back.
-async fn fill(pool: &PgPool, connections: u32) -> Result<(), sqlx::Error> {
+async fn fill(
+    pool: &PgPool,
+    connections: u32,
+    timeout: std::time::Duration,
+) -> Result<(), sqlx::Error> {
     let mut opened = Vec::with_capacity(connections as usize);
     for _ in 0..connections {
         opened.push(pool.acquire().await?);
     }
     drop(opened);
     // A connection goes back to the pool on a task of its own (after a ping): wait for all,
-    // so that the server reports ready with a full pool.
+    // so that the server reports ready with a full pool. One that fails its ping is closed
+    // and never comes back: then the database went away meanwhile.
+    let deadline = tokio::time::Instant::now() + timeout;
     while pool.num_idle() < connections as usize {
+        if tokio::time::Instant::now() > deadline {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
     Ok(())
@@ -102,7 +111,7 @@ impl Store for SqlxStore {
             .connect_with(options)
             .await
             .map_err(connect_error)?;
-        fill(&pool, connections).await.map_err(connect_error)?;
+        fill(&pool, connections, settings.acquire_timeout).await.map_err(connect_error)?;
         Ok(Self { pool })
     }
 

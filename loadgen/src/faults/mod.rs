@@ -151,16 +151,18 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
         let document = results.get_or_insert_with(|| new_results(options, &mut database));
         let name = stack.identity.service;
         eprintln!("{name}: starting");
-        let entry = match measure_stack(options, stack, &mut database, &logs, &stop) {
-            Ok(entry) => entry,
-            Err(error) => StackFaults {
-                stack: name.to_owned(),
-                status: "failed".into(),
-                failure: Some(format!("{error:#}")),
-                faults: Vec::new(),
-                soak: None,
-            },
+        let mut entry = StackFaults {
+            stack: name.to_owned(),
+            status: "measured".into(),
+            failure: None,
+            faults: Vec::new(),
+            soak: None,
         };
+        // What was measured before a failure is kept.
+        if let Err(error) = measure_stack(options, stack, &mut database, &logs, &stop, &mut entry) {
+            entry.status = "failed".into();
+            entry.failure = Some(format!("{error:#}"));
+        }
         print_stack(&entry);
         document.stacks.push(entry);
         document.write(&options.output)?;
@@ -247,14 +249,16 @@ fn print_stack(entry: &StackFaults) {
     }
 }
 
-/// The stack started on its database, its faults one after the other, then its soak.
+/// The stack started on its database, its faults one after the other, then its soak, each
+/// added to `entry` as it is measured.
 fn measure_stack(
     options: &FaultsOptions,
     stack: &StackInfo,
     database: &mut BenchDatabase,
     logs: &std::path::Path,
     stop: &AtomicBool,
-) -> anyhow::Result<StackFaults> {
+    entry: &mut StackFaults,
+) -> anyhow::Result<()> {
     let name = stack.identity.service;
     let db_name = format!("faults_{}", name.replace('-', "_"));
     let url = database.fresh(&db_name)?;
@@ -274,16 +278,9 @@ fn measure_stack(
     server.wait_ready("/health/db").map_err(anyhow::Error::msg)?;
     let target = options.front.as_ref().map_or(server.addr(), |front| front(server.addr()));
     let mut stage = Stage { options, database, server, db_name, target };
-    let mut entry = StackFaults {
-        stack: name.to_owned(),
-        status: "measured".into(),
-        failure: None,
-        faults: Vec::new(),
-        soak: None,
-    };
     for &fault in &options.faults {
         if stop.load(Ordering::Relaxed) {
-            return Ok(entry);
+            return Ok(());
         }
         entry.faults.push(stage.fault(fault)?);
         if let Some(exit) = stage.server.exited() {
@@ -295,7 +292,7 @@ fn measure_stack(
     {
         entry.soak = Some(stage.soak(length, stop)?);
     }
-    Ok(entry)
+    Ok(())
 }
 
 /// A stack running on its database, ready for the next fault.

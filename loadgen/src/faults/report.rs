@@ -90,12 +90,16 @@ fn fault_cell(fault: Option<&FaultRecord>) -> String {
 
 fn soak_cell(soak: Option<&SoakRecord>) -> String {
     let Some(soak) = soak else { return "not run".into() };
-    let minutes = soak.seconds / 60.0;
+    let length = if soak.seconds >= 120.0 {
+        format!("{:.0} min", soak.seconds / 60.0)
+    } else {
+        format!("{:.0} s", soak.seconds)
+    };
     let growth = match (soak.rss_growth_percent, soak.fd_growth) {
         (Some(rss), Some(fds)) => format!("RSS {rss:+.1}%, fds {fds:+}"),
         _ => "too short to judge growth".into(),
     };
-    let mut cell = format!("{minutes:.0} min: {growth}");
+    let mut cell = format!("{length}: {growth}");
     if !soak.flags.is_empty() {
         cell.push_str(" — flagged");
     }
