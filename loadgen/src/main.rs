@@ -100,27 +100,14 @@ struct SuiteArgs {
     /// --warmup and --duration), without the fixed-load phase unless --rates asks for it.
     #[arg(long)]
     quick: bool,
-    /// `--pool-max` of every stack and of the database ceiling.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pool_max: u32,
-    /// `--workers` of every stack [default: number of CPUs].
-    #[arg(long)]
-    server_workers: Option<usize>,
-    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
-    #[arg(long)]
-    blocking_threads: Option<usize>,
-    /// Client threads [default: number of CPUs, the fastest on the 2-core calibration].
-    #[arg(long)]
-    client_workers: Option<usize>,
+    #[command(flatten)]
+    servers: ServerFlags,
     /// A request without an answer after this is an error.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     request_timeout: Duration,
     /// Fully validate one accepted response in this many per connection (0: never).
     #[arg(long, default_value_t = 1000)]
     validate_every: u64,
-    /// Where the release binaries are.
-    #[arg(long, default_value = "target/release")]
-    bin_dir: PathBuf,
     /// The results file [default: summary/results/<UTC time>.json].
     #[arg(long)]
     output: Option<PathBuf>,
@@ -268,21 +255,8 @@ struct FaultsArgs {
     /// the end. Only the soak runs unless --faults is given too.
     #[arg(long, value_parser = humantime::parse_duration)]
     soak: Option<Duration>,
-    /// `--pool-max` of every stack.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pool_max: u32,
-    /// `--workers` of every stack [default: number of CPUs].
-    #[arg(long)]
-    server_workers: Option<usize>,
-    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
-    #[arg(long)]
-    blocking_threads: Option<usize>,
-    /// Client threads [default: number of CPUs].
-    #[arg(long)]
-    client_workers: Option<usize>,
-    /// Where the release binaries are.
-    #[arg(long, default_value = "target/release")]
-    bin_dir: PathBuf,
+    #[command(flatten)]
+    servers: ServerFlags,
     /// The results file [default: summary/results/faults-<UTC time>.json, or soak-… with
     /// --soak alone].
     #[arg(long)]
@@ -297,6 +271,53 @@ struct FaultsArgs {
     /// The page to write; `-` for standard output.
     #[arg(short = 'o', long = "report", default_value = DEFAULT_RELIABILITY_PAGE)]
     report: PathBuf,
+}
+
+/// How the stacks are started, and the client's threads: the same flags for the suite and
+/// for `faults`.
+#[derive(clap::Args)]
+struct ServerFlags {
+    /// `--pool-max` of every stack (and of the suite's database ceiling).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pool_max: u32,
+    /// `--workers` of every stack [default: number of CPUs].
+    #[arg(long)]
+    server_workers: Option<usize>,
+    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
+    #[arg(long)]
+    blocking_threads: Option<usize>,
+    /// Client threads [default: number of CPUs, the fastest on the 2-core calibration].
+    #[arg(long)]
+    client_workers: Option<usize>,
+    /// Where the release binaries are.
+    #[arg(long, default_value = "target/release")]
+    bin_dir: PathBuf,
+}
+
+impl ServerFlags {
+    fn server_workers(&self) -> usize {
+        self.server_workers.unwrap_or_else(cpus).max(1)
+    }
+
+    fn blocking_threads(&self) -> usize {
+        self.blocking_threads.unwrap_or(self.pool_max as usize).max(1)
+    }
+
+    fn client_workers(&self) -> usize {
+        self.client_workers.unwrap_or_else(cpus).max(1)
+    }
+}
+
+/// The stacks named on the command line (already checked by clap), or all five.
+fn chosen_stacks(names: &[String]) -> anyhow::Result<Vec<bookstore_app::stacks::StackInfo>> {
+    if names.is_empty() {
+        return Ok(bookstore_app::stacks::ALL.to_vec());
+    }
+    names
+        .iter()
+        .map(|name| bookstore_app::stacks::find(name))
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -450,14 +471,8 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     }
     let stacks = if let Some(targets) = &targets {
         targets.iter().map(|(stack, _)| *stack).collect()
-    } else if args.stacks.is_empty() {
-        bookstore_app::stacks::ALL.to_vec()
     } else {
-        args.stacks
-            .iter()
-            .map(|name| bookstore_app::stacks::find(name))
-            .collect::<Result<_, _>>()
-            .map_err(anyhow::Error::msg)?
+        chosen_stacks(&args.stacks)?
     };
     let mut taken: Vec<String> =
         bookstore_app::stacks::names().into_iter().map(str::to_owned).collect();
@@ -508,13 +523,13 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         duration,
         rounds,
         repeat: args.repeat,
-        pool_max: args.pool_max,
-        server_workers: args.server_workers.unwrap_or_else(cpus).max(1),
-        blocking_threads: args.blocking_threads.unwrap_or(args.pool_max as usize).max(1),
-        client_workers: args.client_workers.unwrap_or_else(cpus).max(1),
+        pool_max: args.servers.pool_max,
+        server_workers: args.servers.server_workers(),
+        blocking_threads: args.servers.blocking_threads(),
+        client_workers: args.servers.client_workers(),
         request_timeout: args.request_timeout,
         validate_every: args.validate_every,
-        bin_dir: args.bin_dir,
+        bin_dir: args.servers.bin_dir,
         workspace: std::env::current_dir()?,
         output: output.clone(),
         database_url,
@@ -572,15 +587,7 @@ fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         write_output(&output, &text)?;
         return Ok(0);
     }
-    let stacks = if args.stacks.is_empty() {
-        bookstore_app::stacks::ALL.to_vec()
-    } else {
-        args.stacks
-            .iter()
-            .map(|name| bookstore_app::stacks::find(name))
-            .collect::<Result<_, _>>()
-            .map_err(anyhow::Error::msg)?
-    };
+    let stacks = chosen_stacks(&args.stacks)?;
     let fault_list = match (args.faults.is_empty(), args.soak.is_some()) {
         (true, true) => Vec::new(),
         (true, false) => Fault::ALL.to_vec(),
@@ -602,16 +609,16 @@ fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         stacks,
         faults: fault_list,
         connections: args.connections,
-        client_workers: args.client_workers.unwrap_or_else(cpus),
+        client_workers: args.servers.client_workers(),
         steady_before: args.before,
         outage: args.outage,
         steady_after: args.after,
         request_timeout: args.timeout,
-        pool_max: args.pool_max,
-        server_workers: args.server_workers.unwrap_or_else(cpus),
-        blocking_threads: args.blocking_threads.unwrap_or(args.pool_max as usize),
+        pool_max: args.servers.pool_max,
+        server_workers: args.servers.server_workers(),
+        blocking_threads: args.servers.blocking_threads(),
         soak: args.soak,
-        bin_dir: args.bin_dir.clone(),
+        bin_dir: args.servers.bin_dir.clone(),
         workspace: std::env::current_dir()?,
         output: output.clone(),
         command_line: std::env::args().collect(),

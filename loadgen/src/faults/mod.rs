@@ -23,7 +23,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bookstore_app::cli::DbCalls;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
@@ -262,15 +261,12 @@ fn measure_stack(
     let name = stack.identity.service;
     let db_name = format!("faults_{}", name.replace('-', "_"));
     let url = database.fresh(&db_name)?;
-    let mut args = vec![
-        "--pool-max".to_owned(),
-        options.pool_max.to_string(),
-        "--workers".to_owned(),
-        options.server_workers.to_string(),
-    ];
-    if stack.db_calls == DbCalls::Blocking {
-        args.extend(["--blocking-threads".to_owned(), options.blocking_threads.to_string()]);
-    }
+    let args = crate::suite::server_args(
+        stack,
+        options.pool_max,
+        options.server_workers,
+        options.blocking_threads,
+    );
     let binary = options.bin_dir.join(name);
     let log = logs.join(format!("{name}.log"));
     let mut server = ServerProcess::start(name, &binary, &args, &[("DATABASE_URL", &url)], log)

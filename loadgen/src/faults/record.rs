@@ -161,9 +161,7 @@ fn judge(status: u16, body: &[u8], outcome: Outcome) -> Answer {
 /// The checkout id at the start of a 201's body, `{"id":"<uuid>",…`.
 pub fn checkout_id(body: &[u8]) -> Option<u128> {
     let rest = body.strip_prefix(br#"{"id":""#)?;
-    let uuid = rest.get(..36)?;
-    let hex: String = std::str::from_utf8(uuid).ok()?.chars().filter(|c| *c != '-').collect();
-    (hex.len() == 32).then(|| u128::from_str_radix(&hex, 16).ok()).flatten()
+    parse_uuid(std::str::from_utf8(rest.get(..36)?).ok()?)
 }
 
 /// A stored checkout id (`id::text`) as a number.

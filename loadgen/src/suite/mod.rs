@@ -393,6 +393,26 @@ impl SuiteOptions {
     }
 }
 
+/// The flags every stack is started with: the pool's size, the runtime's workers, and for a
+/// blocking stack its blocking threads (the suite and `loadgen faults` alike).
+pub(crate) fn server_args(
+    stack: &StackInfo,
+    pool_max: u32,
+    workers: usize,
+    blocking_threads: usize,
+) -> Vec<String> {
+    let mut args = vec![
+        "--pool-max".to_owned(),
+        pool_max.to_string(),
+        "--workers".to_owned(),
+        workers.to_string(),
+    ];
+    if stack.db_calls == bookstore_app::cli::DbCalls::Blocking {
+        args.extend(["--blocking-threads".to_owned(), blocking_threads.to_string()]);
+    }
+    args
+}
+
 /// The parity rules of SPEC §1 as the stacks apply them (recorded with every run).
 fn parity() -> Vec<String> {
     [

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use bookstore_app::cli::DbCalls;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
@@ -43,18 +42,12 @@ impl Suite<'_> {
             let binary_name = stack.identity.service;
             let database = format!("bench_{}", label.replace(['-', '.'], "_"));
             let url = self.database.fresh(&database)?;
-            let mut args = vec![
-                "--pool-max".to_owned(),
-                self.options.pool_max.to_string(),
-                "--workers".to_owned(),
-                self.options.server_workers.to_string(),
-            ];
-            if stack.db_calls == DbCalls::Blocking {
-                args.extend([
-                    "--blocking-threads".to_owned(),
-                    self.options.blocking_threads.to_string(),
-                ]);
-            }
+            let mut args = super::server_args(
+                &stack,
+                self.options.pool_max,
+                self.options.server_workers,
+                self.options.blocking_threads,
+            );
             if let Some(variant) = &variant {
                 args = variant.apply(&args);
             }
