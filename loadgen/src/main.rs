@@ -906,4 +906,19 @@ mod tests {
         assert_eq!(args.base, [PathBuf::from("a.json"), PathBuf::from("b.json")]);
         assert_eq!(args.new, [PathBuf::from("c.json")]);
     }
+
+    #[test]
+    fn suite_and_faults_start_the_stacks_with_the_same_flags() {
+        let flags = ["--pool-max", "8", "--server-workers", "0", "--client-workers", "0"];
+        let cli = Cli::try_parse_from(["loadgen", "suite"].iter().chain(&flags)).unwrap();
+        let Command::Suite(suite) = cli.command else { panic!("not suite") };
+        let cli = Cli::try_parse_from(["loadgen", "faults"].iter().chain(&flags)).unwrap();
+        let Command::Faults(faults) = cli.command else { panic!("not faults") };
+        for servers in [&suite.servers, &faults.servers] {
+            // A 0 would make every stack refuse to start: at least one.
+            assert_eq!((servers.server_workers(), servers.client_workers()), (1, 1));
+            assert_eq!(servers.blocking_threads(), 8, "the pool's size by default");
+            assert_eq!(servers.bin_dir, PathBuf::from("target/release"));
+        }
+    }
 }
