@@ -155,10 +155,14 @@ struct SuiteArgs {
     /// and memory as not measured (it cannot see their processes).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["stacks", "compose"])]
     targets: Vec<String>,
-    /// The five stacks of docker-compose.yml: --targets on 127.0.0.1:8081–8085 (SPEC §1
-    /// ports) and, unless --database-url is given, the compose database on 127.0.0.1:55432.
-    #[arg(long, conflicts_with = "stacks")]
-    compose: bool,
+    /// The five stacks of docker-compose.yml and, unless --database-url is given, its
+    /// database: from the host (`--compose`, or `=host`) on 127.0.0.1:8081–8085 (SPEC §1
+    /// ports) and 127.0.0.1:55432; from a container in the compose network (`=network`, as
+    /// the file's loadgen service runs) by service name.
+    #[arg(long, value_name = "FROM", num_args = 0..=1, require_equals = true, default_missing_value = "host",
+          value_parser = clap::builder::PossibleValuesParser::new(loadgen::suite::ComposeFrom::NAMES),
+          conflicts_with = "stacks")]
+    compose: Option<String>,
     /// Be client K of N, each on its own host, loading the same --targets together: this
     /// client opens its share of each cell's connections; only shard 1 restores and audits
     /// the database. Combine the N results files with `loadgen merge`. Needs --start-at and
@@ -456,9 +460,10 @@ fn cpus() -> usize {
 
 fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let mut database_url = args.database_url;
-    let targets = if args.compose {
-        database_url.get_or_insert_with(|| loadgen::suite::COMPOSE_DATABASE_URL.to_owned());
-        Some(loadgen::suite::compose_targets())
+    let targets = if let Some(from) = &args.compose {
+        let from = loadgen::suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
+        database_url.get_or_insert_with(|| from.database_url().to_owned());
+        Some(from.targets().map_err(anyhow::Error::msg)?)
     } else if args.targets.is_empty() {
         None
     } else {

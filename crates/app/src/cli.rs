@@ -3,15 +3,17 @@
 
 use std::future::Future;
 use std::io::IsTerminal;
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::pin::Pin;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Command, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{BlockingArgs, ServerArgs, ServerConfig};
 use crate::handlers::Identity;
+use crate::routes::HEALTH_DB;
 
 /// The future that tells a server to stop accepting and drain.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -50,8 +52,17 @@ pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Runs a server binary: `main` of every stack is a call to this.
 pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
-    let config = match parse_config(&identity, db_calls, std::env::args_os()) {
-        Ok(config) => config,
+    let config = match parse_invocation(&identity, db_calls, std::env::args_os()) {
+        Ok(Invocation::Serve(config)) => config,
+        Ok(Invocation::Probe(addr)) => {
+            return match probe(addr, PROBE_TIMEOUT) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("{}: probe of http://{addr}{}: {error}", identity.service, HEALTH_DB);
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Err(error) if !error.use_stderr() => {
             // --help, --version
             let _ = error.print();
@@ -101,12 +112,39 @@ pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
     }
 }
 
+/// What a server binary was asked to do.
+#[derive(Debug)]
+pub enum Invocation {
+    /// Serve with this configuration.
+    Serve(ServerConfig),
+    /// `--probe`: check the server listening on this address and exit.
+    Probe(SocketAddr),
+}
+
+/// How long `--probe` waits for the whole answer.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Parses `args` into the stack's typed configuration.
 pub fn parse_config(
     identity: &Identity,
     db_calls: DbCalls,
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Result<ServerConfig, clap::Error> {
+    match parse_invocation(identity, db_calls, args)? {
+        Invocation::Serve(config) => Ok(config),
+        Invocation::Probe(_) => Err(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--probe checks a running server; it has no configuration to serve with",
+        )),
+    }
+}
+
+/// Parses `args` into what the binary should do: serve, or probe a running server.
+pub fn parse_invocation(
+    identity: &Identity,
+    db_calls: DbCalls,
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<Invocation, clap::Error> {
     let mut command = ServerArgs::augment_args(Command::new(identity.service));
     if db_calls == DbCalls::Blocking {
         command = BlockingArgs::augment_args(command);
@@ -124,7 +162,64 @@ pub fn parse_config(
         DbCalls::Blocking => Some(BlockingArgs::from_arg_matches(&matches)?),
         DbCalls::Async => None,
     };
-    Ok(ServerConfig::new(identity, server, blocking))
+    let probe = server.probe;
+    let config = ServerConfig::new(identity, server, blocking);
+    Ok(if probe {
+        Invocation::Probe(probe_address(config.bind))
+    } else {
+        Invocation::Serve(config)
+    })
+}
+
+/// Where a probe connects for a server bound to `bind`: the wildcard address a container's
+/// server listens on (`0.0.0.0`) is reached through loopback.
+fn probe_address(bind: SocketAddr) -> SocketAddr {
+    match bind.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from((Ipv4Addr::LOCALHOST, bind.port()))
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((Ipv6Addr::LOCALHOST, bind.port()))
+        }
+        _ => bind,
+    }
+}
+
+/// `GET /health/db` on `addr` with plain std I/O (the probe runs once and exits; no
+/// runtime): `Ok` if the status is 200 within `timeout`, else what went wrong.
+pub fn probe(addr: SocketAddr, timeout: Duration) -> Result<(), String> {
+    use std::io::{ErrorKind, Read, Write};
+    // A timed-out read says "Resource temporarily unavailable": say what it means instead.
+    let said = |e: std::io::Error| match e.kind() {
+        ErrorKind::WouldBlock | ErrorKind::TimedOut => format!("no answer within {timeout:?}"),
+        _ => e.to_string(),
+    };
+    let deadline = std::time::Instant::now() + timeout;
+    let left = || {
+        deadline.saturating_duration_since(std::time::Instant::now()).max(Duration::from_millis(1))
+    };
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout).map_err(said)?;
+    stream.set_write_timeout(Some(left())).map_err(said)?;
+    write!(stream, "GET {HEALTH_DB} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+        .map_err(said)?;
+    // The status line is all the probe needs; it arrives first.
+    let mut head = Vec::with_capacity(64);
+    let mut buffer = [0u8; 256];
+    while !head.contains(&b'\n') {
+        stream.set_read_timeout(Some(left())).map_err(said)?;
+        let read = stream.read(&mut buffer).map_err(said)?;
+        if read == 0 {
+            break;
+        }
+        head.extend_from_slice(&buffer[..read]);
+    }
+    let status_line = String::from_utf8_lossy(&head);
+    let status_line = status_line.lines().next().unwrap_or("").trim();
+    match status_line.split_whitespace().nth(1) {
+        Some("200") => Ok(()),
+        Some(_) => Err(format!("answered {status_line:?}")),
+        None => Err("no HTTP answer".to_owned()),
+    }
 }
 
 /// clap's message without the usage advice, on one line: it names the flag and the problem.
@@ -233,6 +328,7 @@ mod tests {
             "--workers",
             "--acquire-timeout-ms",
             "--timing-file",
+            "--probe",
             "--blocking-threads",
             "--blocking-pool",
         ] {
@@ -256,6 +352,67 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("--blocking-pool"));
+    }
+
+    #[test]
+    fn probe_asks_the_running_server_on_its_bind_address_through_loopback() {
+        let invocation = parse_invocation(
+            &IDENTITY,
+            DbCalls::Async,
+            args(&["--database-url=postgres://a@b/c", "--bind=0.0.0.0:8081", "--probe"]),
+        )
+        .unwrap();
+        assert!(
+            matches!(invocation, Invocation::Probe(addr) if addr == "127.0.0.1:8081".parse().unwrap()),
+            "{invocation:?}"
+        );
+        assert!(
+            parse_config(&IDENTITY, DbCalls::Async, args(&["--database-url=x", "--probe"]))
+                .is_err()
+        );
+    }
+
+    /// A one-shot HTTP server answering `status_line` to the first request, which it returns.
+    fn answer_once(status_line: &'static str) -> (SocketAddr, std::thread::JoinHandle<String>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let thread = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 512];
+            while !request.ends_with(b"\r\n\r\n") {
+                let read = stream.read(&mut buffer).unwrap();
+                assert!(read > 0, "the probe closed before its request ended");
+                request.extend_from_slice(&buffer[..read]);
+            }
+            let body = "ok";
+            write!(stream, "{status_line}\r\ncontent-length: {}\r\n\r\n{body}", body.len())
+                .unwrap();
+            String::from_utf8(request).unwrap()
+        });
+        (addr, thread)
+    }
+
+    #[test]
+    fn probe_passes_on_200_from_health_db_and_fails_on_anything_else() {
+        let (addr, server) = answer_once("HTTP/1.1 200 OK");
+        assert_eq!(probe(addr, PROBE_TIMEOUT), Ok(()));
+        assert!(server.join().unwrap().starts_with("GET /health/db HTTP/1.1\r\n"));
+
+        let (addr, server) = answer_once("HTTP/1.1 503 Service Unavailable");
+        let error = probe(addr, PROBE_TIMEOUT).unwrap_err();
+        assert!(error.contains("503"), "{error}");
+        server.join().unwrap();
+
+        // Listening but never answering (a hung server): no answer within the timeout.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let error = probe(silent.local_addr().unwrap(), Duration::from_millis(200)).unwrap_err();
+        assert!(error.contains("no answer within"), "{error}");
+
+        // Nothing listening: refused, said as such.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        assert!(probe(closed, PROBE_TIMEOUT).is_err());
     }
 
     #[test]

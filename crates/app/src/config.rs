@@ -43,6 +43,12 @@ pub struct ServerArgs {
     /// this file at shutdown (see the bookstore-timing crate; off by default).
     #[arg(long, env = "TIMING_FILE", value_name = "PATH")]
     pub timing_file: Option<PathBuf>,
+
+    /// Instead of serving: ask the server already listening on --bind for /health/db and
+    /// exit 0 if it answers 200 within 2 s, 1 otherwise (the containers' healthcheck: the
+    /// images have no curl).
+    #[arg(long)]
+    pub probe: bool,
 }
 
 /// The extra flag of the stacks that run blocking database calls on a thread pool.

@@ -168,19 +168,59 @@ impl Variant {
     }
 }
 
-/// The database of docker-compose.yml, as published on the host (`--compose`).
-pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
-
-/// The stacks as docker-compose.yml publishes them: 127.0.0.1 and their SPEC §1 ports.
-pub fn compose_targets() -> Vec<(StackInfo, std::net::SocketAddr)> {
-    bookstore_app::stacks::ALL
-        .iter()
-        .copied()
-        .map(|stack| {
-            (stack, std::net::SocketAddr::from(([127, 0, 0, 1], stack.identity.default_port)))
-        })
-        .collect()
+/// Where `--compose` reaches docker-compose.yml's services from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComposeFrom {
+    /// The host: the stacks and the database as the file publishes them on 127.0.0.1.
+    Host,
+    /// A container in the compose network (the `loadgen` service): by service name.
+    Network,
 }
+
+impl ComposeFrom {
+    /// The names `--compose` takes.
+    pub const NAMES: [&'static str; 2] = ["host", "network"];
+
+    /// `host` or `network`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "host" => Ok(Self::Host),
+            "network" => Ok(Self::Network),
+            other => Err(format!("--compose {other:?}: expected host or network")),
+        }
+    }
+
+    /// The compose database, with the user and password the file gives it.
+    pub fn database_url(self) -> &'static str {
+        match self {
+            Self::Host => COMPOSE_DATABASE_URL,
+            Self::Network => "postgres://bookstore:bookstore@postgres:5432/bookstore",
+        }
+    }
+
+    /// The five stacks: on 127.0.0.1 at their SPEC §1 ports from the host; by service name
+    /// (resolved by the network's DNS) at the same ports from inside.
+    pub fn targets(self) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
+        parse_targets(&self.target_specs())
+    }
+
+    /// The stacks as `--targets` would name them, `name=http://host:port`.
+    pub fn target_specs(self) -> Vec<String> {
+        bookstore_app::stacks::ALL
+            .iter()
+            .map(|stack| {
+                let (name, port) = (stack.identity.service, stack.identity.default_port);
+                match self {
+                    Self::Host => format!("{name}=http://127.0.0.1:{port}"),
+                    Self::Network => format!("{name}=http://{name}:{port}"),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The compose database as the file publishes it on the host.
+pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
 
 /// `--targets`: `name=http://host:port` per stack, each stack at most once.
 pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
@@ -513,7 +553,7 @@ mod tests {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker-compose.yml"),
         )
         .unwrap();
-        for (stack, addr) in compose_targets() {
+        for (stack, addr) in ComposeFrom::Host.targets().unwrap() {
             let port = stack.identity.default_port;
             assert_eq!(addr, std::net::SocketAddr::from(([127, 0, 0, 1], port)));
             assert!(compose.contains(&format!("\"127.0.0.1:{port}:{port}\"")), "{port}");
@@ -524,5 +564,27 @@ mod tests {
         assert!(compose.contains(&format!("POSTGRES_USER: {}", url.username())));
         assert!(compose.contains(&format!("POSTGRES_PASSWORD: {}", url.password().unwrap())));
         assert!(compose.contains(&format!("POSTGRES_DB: {}", url.path().trim_start_matches('/'))));
+    }
+
+    #[test]
+    fn from_inside_the_compose_network_the_stacks_and_database_are_its_services() {
+        let compose = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docker-compose.yml"),
+        )
+        .unwrap();
+        let specs = ComposeFrom::Network.target_specs();
+        assert_eq!(specs.len(), bookstore_app::stacks::ALL.len());
+        for (spec, stack) in specs.iter().zip(bookstore_app::stacks::ALL) {
+            let (name, port) = (stack.identity.service, stack.identity.default_port);
+            assert_eq!(spec, &format!("{name}=http://{name}:{port}"));
+            assert!(compose.contains(&format!("\n  {name}:\n")), "no service {name}");
+            assert!(compose.contains(&format!("BIND: \"0.0.0.0:{port}\"")), "{name} on {port}");
+        }
+        // The URL every stack's service is given.
+        let url = ComposeFrom::Network.database_url();
+        assert!(compose.contains(&format!("DATABASE_URL: {url}\n")), "{url}");
+        assert_eq!(ComposeFrom::parse("network"), Ok(ComposeFrom::Network));
+        assert_eq!(ComposeFrom::parse("host"), Ok(ComposeFrom::Host));
+        assert!(ComposeFrom::parse("inside").is_err());
     }
 }
