@@ -112,12 +112,12 @@ wants_containers() {
 }
 
 # For a script whose arguments go to a benchmark: makes sure a throwaway cluster can be
-# started, unless the arguments name an existing server (--database-url) or ask for a
-# container (--db-provider testcontainers).
+# started, unless the arguments name an existing server (--database-url, or the compose
+# file's with --compose) or ask for a container (--db-provider testcontainers).
 ensure_pg_binaries_unless_database_url() {
     wants_containers "$@" && return 0
     case " $* " in
-        *" --database-url"*) ;;   # an existing server: nothing to install
+        *" --database-url"* | *" --compose "* | *" --compose="*) ;;   # an existing server: nothing to install
         *) ensure_pg_binaries ;;
     esac
 }

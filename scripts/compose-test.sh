@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# `docker compose up` for real: builds the project's images with its own Dockerfile, brings
+# up its own docker-compose.yml unchanged, waits for all six services to turn healthy, checks
+# every stack's published port, runs the loadgen service's suite in the compose network
+# (`--compose=network --quick`, a few scenarios) and checks that it wrote results and the
+# page with its contract checks and audits passing (exit 0). Run by .ci/run.
+#
+# No registry is reachable here: the base images are local stand-ins built by
+# docker/standins/build.sh under the names the files use. Nothing is pulled — no `# syntax=`
+# line, builds without --pull, `up --no-build` (Compose v2: `--pull never`) — and the
+# engine's containers reach nothing but each other and the host (dockerd runs with
+# --iptables=false: no NAT, no host firewall change).
+#
+# As root it installs what it needs (docker.io, docker-compose, debootstrap) and starts
+# dockerd if none runs; it stops what it started and removes what dockerd added to the host
+# (its bridge), and checks the firewall rules and links are as before. Images and the
+# build cache are kept for the next run. Without root or cgroups, it says so and skips.
+#   scripts/compose-test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+skip() { echo "${0##*/}: skipped: $*" >&2; exit 0; }
+say() { echo "${0##*/}: $*" >&2; }
+
+[ "$(id -u)" = 0 ] || skip "needs root to run a Docker engine (run as root, or run the compose file by hand: README, \"With Docker\")"
+[ -d /sys/fs/cgroup ] && [ -n "$(ls -A /sys/fs/cgroup 2>/dev/null)" ] || skip "no cgroups mounted at /sys/fs/cgroup: no container engine can run here"
+ensure_tool dockerd docker.io
+ensure_tool docker-compose docker-compose
+ensure_tool debootstrap debootstrap
+ensure_tool iptables-save iptables
+
+started=$(date +%s)
+work=$(mktemp -d /tmp/compose-test.XXXXXX)
+project=bookstore-compose-test
+started_dockerd=
+
+# The docker CLI: Compose 1.29 builds through it (BuildKit, for the Dockerfile's cache
+# mounts), so it must be one that builds with BuildKit itself — Debian's (20.10) does; a
+# newer CLI without its buildx plugin refuses DOCKER_BUILDKIT=1.
+mkdir -p "$work/bin"
+if docker buildx version >/dev/null 2>&1; then
+    ln -s "$(command -v docker)" "$work/bin/docker"
+elif [ -x /usr/bin/docker ]; then
+    ln -s /usr/bin/docker "$work/bin/docker"
+else
+    die "no docker CLI that builds with BuildKit (Debian: apt-get install docker.io)"
+fi
+export PATH=$work/bin:$PATH DOCKER_BUILDKIT=1 COMPOSE_DOCKER_CLI_BUILD=1
+if docker compose version >/dev/null 2>&1; then
+    compose=(docker compose -p "$project" -f docker-compose.yml)
+else
+    compose=(docker-compose -p "$project" -f docker-compose.yml)
+fi
+
+# What the host's network looks like before: checked again at the end.
+iptables-save | grep -v '^#' > "$work/iptables.before" || true
+ip -o link show | awk -F': ' '{print $2}' | sort > "$work/links.before"
+
+cleanup() {
+    local status=$?
+    set +e
+    if docker info >/dev/null 2>&1; then
+        "${compose[@]}" --profile loadgen down -v --remove-orphans >/dev/null 2>&1
+    fi
+    if [ -n "$started_dockerd" ]; then
+        kill "$started_dockerd" 2>/dev/null
+        for _ in $(seq 100); do kill -0 "$started_dockerd" 2>/dev/null || break; sleep 0.2; done
+        kill -9 "$started_dockerd" 2>/dev/null
+        # dockerd's bridge outlives it; nothing else it made does (no iptables rules).
+        ip link delete docker0 2>/dev/null
+    fi
+    rm -rf "$work"
+    exit $status
+}
+trap cleanup EXIT
+
+if ! docker info >/dev/null 2>&1; then
+    # No NAT and no firewall rules: containers talk to each other and to published ports on
+    # the host, not beyond (nothing they do needs more).
+    dockerd --iptables=false --ip-forward=false --ip-masq=false > "$work/dockerd.log" 2>&1 &
+    started_dockerd=$!
+    for _ in $(seq 150); do docker info >/dev/null 2>&1 && break; kill -0 "$started_dockerd" 2>/dev/null || break; sleep 0.2; done
+    if ! docker info >/dev/null 2>&1; then
+        # The one reason to skip after trying: this machine cannot run an engine.
+        skip "dockerd did not start here ($(grep -iE 'error|failed' "$work/dockerd.log" | tail -n 1 | cut -c1-200))"
+    fi
+    say "dockerd started ($(docker version -f '{{.Server.Version}}'), storage $(docker info -f '{{.Driver}}'), cgroup v$(docker info -f '{{.CgroupVersion}}'))"
+fi
+say "$("${compose[@]}" version 2>/dev/null | head -n 1)"
+# A run cut short before leaves its containers and volumes: start from none.
+"${compose[@]}" --profile loadgen down -v --remove-orphans >/dev/null 2>&1 || true
+
+step() { say "$1 ($(( $(date +%s) - started )) s so far)"; }
+
+step "stand-in base images"
+DOCKER=docker docker/standins/build.sh
+
+step "building the images (Dockerfile, BuildKit, nothing pulled)"
+"${compose[@]}" --profile loadgen build > "$work/build.log" 2>&1 \
+    || { tail -n 30 "$work/build.log" >&2; die "the images did not build"; }
+
+step "docker compose up"
+if [ "${compose[0]}" = docker ]; then
+    "${compose[@]}" up -d --no-build --pull never --wait
+else
+    # Compose 1.29 has no --wait: the services' health, as the engine reports it.
+    "${compose[@]}" up -d --no-build
+fi
+# The stacks as the file declares them: their build's STACK and their BIND port.
+mapfile -t stacks < <(sed -n 's/^        STACK: //p' docker-compose.yml | grep -vx loadgen)
+mapfile -t ports < <(sed -n 's/^ *BIND: "0.0.0.0:\([0-9]*\)"$/\1/p' docker-compose.yml)
+[ ${#stacks[@]} = 5 ] && [ ${#ports[@]} = 5 ] || die "expected five stacks in docker-compose.yml, read ${stacks[*]} on ${ports[*]}"
+services=(postgres "${stacks[@]}")
+# One container id per service, then the engine's view of each until all are healthy.
+ids=()
+for service in "${services[@]}"; do ids+=("$("${compose[@]}" ps -q "$service")"); done
+deadline=$(( $(date +%s) + 120 ))
+while :; do
+    unhealthy=()
+    for i in "${!services[@]}"; do
+        health=$(docker inspect -f '{{.State.Status}}/{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' "${ids[$i]}" 2>/dev/null || echo missing)
+        case $health in
+            running/healthy) ;;
+            exited/* | dead/* | missing)
+                "${compose[@]}" logs --tail 10 "${services[$i]}" >&2
+                die "${services[$i]}: $health" ;;
+            *) unhealthy+=("${services[$i]}=$health") ;;
+        esac
+    done
+    [ ${#unhealthy[@]} = 0 ] && break
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+        "${compose[@]}" logs --tail 20 >&2
+        die "not healthy after 120 s: ${unhealthy[*]}"
+    fi
+    sleep 1
+done
+step "all ${#services[@]} services healthy"
+
+# From the host, through the ports the file publishes on 127.0.0.1.
+for port in "${ports[@]}"; do
+    wait_http_ok "http://127.0.0.1:$port/health/db" || die "127.0.0.1:$port/health/db does not answer 200"
+done
+step "every stack answers on its published port"
+
+# The loadgen service, as the README runs it, with the suite shortened: the stacks pass the
+# contract check, checkouts are audited, results and page are written — as an unprivileged
+# user into a directory of this run.
+mkdir -p "$work/summary"
+chown 65534:65534 "$work/summary"
+step "loadgen --compose=network --quick in the compose network"
+SUMMARY_DIR=$work/summary LOADGEN_UID=65534 LOADGEN_GID=65534 \
+    "${compose[@]}" --profile loadgen run --rm --no-deps loadgen \
+    suite --compose=network --bin-dir /usr/local/bin --quick \
+    --scenarios bookById,bookList,checkoutCreate --concurrency 64 2>&1 | tail -n 25 >&2 \
+    || die "the loadgen service's suite failed (exit ${PIPESTATUS[0]})"
+results=$(ls "$work"/summary/results/*.json 2>/dev/null | head -n 1)
+[ -n "$results" ] || die "no results file in summary/results"
+[ -s "$work/summary/five-stack-summary.html" ] || die "no summary page"
+[ "$(stat -c %u "$results")" = 65534 ] || die "the results file is owned by uid $(stat -c %u "$results"), not the user given"
+step "results and page written ($(du -h "$results" | cut -f1) of results)"
+
+"${compose[@]}" --profile loadgen down -v --remove-orphans >/dev/null 2>&1
+if [ -n "$started_dockerd" ]; then
+    kill "$started_dockerd"; wait "$started_dockerd" 2>/dev/null || true
+    ip link delete docker0 2>/dev/null || true
+    started_dockerd=
+    iptables-save | grep -v '^#' > "$work/iptables.after" || true
+    ip -o link show | awk -F': ' '{print $2}' | sort > "$work/links.after"
+    diff "$work/iptables.before" "$work/iptables.after" >&2 || die "the host's firewall rules changed"
+    diff "$work/links.before" "$work/links.after" >&2 || die "the host's network links changed"
+    step "dockerd stopped; the host's links and firewall rules are as before"
+fi
+say "passed in $(( $(date +%s) - started )) s"
