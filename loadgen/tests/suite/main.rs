@@ -6,7 +6,7 @@ mod liar;
 mod proxy;
 mod staller;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -633,6 +633,65 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         "every row acknowledged to one of the shards"
     );
     assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn across_network_namespaces_two_client_hosts_merge_into_their_sum_with_the_audit_passing() {
+    // scripts/multihost.sh: PostgreSQL, the stack and two shards each on a host of its own
+    // (a network namespace with its own address on a bridge), as README's recipe runs them.
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: the multi-host run needs root (network namespaces)");
+        return;
+    }
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/multihost.sh");
+    let output = std::process::Command::new(&script)
+        .arg("--bin-dir")
+        .arg(bin_dir())
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .expect("run scripts/multihost.sh");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "multihost.sh failed:\n{said}");
+    assert!(said.contains("client1=10.88.0.11"), "{said}");
+
+    let read = |name: &str| RunResults::read(&dir.path().join(name)).unwrap();
+    let (first, second, merged) = (read("shard1.json"), read("shard2.json"), read("merged.json"));
+    let (a, b, m) = (&first.stacks[0].cells, &second.stacks[0].cells, &merged.stacks[0].cells);
+    assert_eq!((a.len(), b.len(), m.len()), (2, 2, 2), "bookById and checkoutCreate");
+    for ((x, y), merged) in a.iter().zip(b).zip(m) {
+        // Each host held half of the 16 connections, in the same slot.
+        assert_eq!((x.shards[0].connections, y.shards[0].connections), (8, 8));
+        let apart = (x.shards[0].window_started_unix_seconds
+            - y.shards[0].window_started_unix_seconds)
+            .abs();
+        assert!(apart < 0.2, "{}: windows {apart:.3} s apart", x.scenario);
+        assert!(x.counts.ok > 0 && y.counts.ok > 0, "{}: both hosts were answered", x.scenario);
+        assert_eq!(merged.counts.ok, x.counts.ok + y.counts.ok, "{}", x.scenario);
+        assert_eq!(merged.counts.total(), x.counts.total() + y.counts.total());
+        assert_eq!(merged.latency_ok_us.unwrap().count, x.counts.ok + y.counts.ok);
+        assert_eq!(merged.throughput_rps, x.throughput_rps + y.throughput_rps);
+        assert_eq!(merged.shards.len(), 2);
+    }
+    let audit = m[1].audit.as_ref().expect("the merged checkout cell is audited");
+    assert!(audit.passed, "{:?}", audit.failures);
+    assert!(audit.checkout_rows > 0);
+    assert_eq!(
+        audit.acknowledged_checkouts, audit.checkout_rows,
+        "every row acknowledged to a host"
+    );
+    // Nothing left behind: the script's namespaces are gone.
+    let namespaces = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+        })
+        .unwrap_or_else(|_| Vec::new());
+    assert!(
+        !namespaces.iter().any(|n| n.ends_with("-net") && n.starts_with("bb")),
+        "{namespaces:?}"
+    );
 }
 
 /// The suite against a stack that lies about its checkouts (a proxy in front of a real
