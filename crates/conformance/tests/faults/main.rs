@@ -130,4 +130,5 @@ fn status_and_code(response: &TestResponse) -> (u16, String) {
 
 mod contention;
 mod outage;
+mod relay;
 mod shutdown;
