@@ -75,6 +75,14 @@ struct SuiteArgs {
     /// flags replace the suite's of the same name). Repeatable.
     #[arg(long = "variant", value_name = "LABEL=STACK FLAGS")]
     variants: Vec<String>,
+    /// Also measure each stack behind a relay (`db-relay`, from --bin-dir) that adds this
+    /// round trip to every exchange with its database, comma-separated (e.g. `250us,1ms`;
+    /// `0` is the stacks themselves): each is a labelled variant `<stack>.db<latency>` in
+    /// the same rounds. A variant takes one too: `--variant "far=axum-serde-sqlx
+    /// --db-latency 1ms"`.
+    #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration,
+          conflicts_with_all = ["targets", "compose"])]
+    db_latency: Vec<Duration>,
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     scenarios: Vec<String>,
@@ -486,6 +494,20 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         let variant = loadgen::suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
         taken.push(variant.label.clone());
         variants.push(variant);
+    }
+    let mut latencies: Vec<Duration> =
+        args.db_latency.iter().copied().filter(|l| !l.is_zero()).collect();
+    latencies.sort();
+    latencies.dedup();
+    for latency in latencies {
+        for stack in &stacks {
+            let variant = loadgen::suite::Variant::with_db_latency(*stack, latency);
+            if taken.contains(&variant.label) {
+                anyhow::bail!("--db-latency: {} is already a stack or variant", variant.label);
+            }
+            taken.push(variant.label.clone());
+            variants.push(variant);
+        }
     }
     let scenarios = if args.scenarios.is_empty() {
         loadgen::scenario::Scenario::ALL.to_vec()

@@ -375,6 +375,7 @@ mod tests {
                 address: Some("10.0.0.5:8081".into()),
                 variant_of: None,
                 args: vec![],
+                db_latency_us: None,
                 validation: vec![Validation {
                     scenario: "checkoutCreate".into(),
                     passed: true,
@@ -384,6 +385,7 @@ mod tests {
                 equal_load: vec![],
             }],
             warnings: vec![Warning::from(WarningKind::ShardOnly { index, count })],
+            db_relay_calibration: vec![],
         }
     }
 

@@ -2,7 +2,7 @@
 //! server, e.g. the stacks and PostgreSQL (see the bookstore-relay crate).
 //!
 //! ```text
-//! db-relay run --listen 127.0.0.1:6432 --upstream 127.0.0.1:5432 --round-trip 1ms
+//! db-relay run --bind 127.0.0.1:6432 --upstream 127.0.0.1:5432 --round-trip 1ms
 //! db-relay calibrate --round-trips 0,250us,1ms     # what it adds on this machine
 //! ```
 
@@ -23,9 +23,9 @@ struct Cli {
 enum Command {
     /// Relay connections until Ctrl-C.
     Run {
-        /// Where to listen.
+        /// Where to listen (the flag's name is the stacks' own).
         #[arg(long)]
-        listen: SocketAddr,
+        bind: SocketAddr,
         /// Where to relay to.
         #[arg(long)]
         upstream: SocketAddr,
@@ -47,8 +47,8 @@ enum Command {
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Run { listen, upstream, round_trip } => {
-            let relay = bookstore_relay::Relay::start(listen, upstream, round_trip)?;
+        Command::Run { bind, upstream, round_trip } => {
+            let relay = bookstore_relay::Relay::start(bind, upstream, round_trip)?;
             eprintln!(
                 "db-relay: {} -> {upstream}, adding {round_trip:?} per round trip; Ctrl-C stops",
                 relay.addr()

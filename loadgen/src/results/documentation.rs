@@ -142,11 +142,18 @@ fn every_field_a_results_file_can_hold_is_documented() {
             address: None,
             variant_of: Some(String::new()),
             args: vec![String::new()],
+            db_latency_us: Some(0),
             validation: vec![Validation { scenario: String::new(), passed: true, problem: None }],
             cells: vec![cell()],
             equal_load: vec![open_cell()],
         }],
         warnings: vec![WarningKind::StoppedEarly.into()],
+        db_relay_calibration: vec![RelayCalibration {
+            round_trip_us: 0,
+            samples: 0,
+            added_p50_us: 0.0,
+            added_p99_us: 0.0,
+        }],
     };
     let undocumented: Vec<String> =
         bookstore_report::undocumented_fields(&results, include_str!("../../RESULTS.md"))

@@ -30,7 +30,7 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
 /// without them), 4 since a round holds every concurrency, 5 since PostgreSQL's counters
 /// and backend waits per cell (additions: older files read without them).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -58,6 +58,36 @@ pub struct RunResults {
     pub stacks: Vec<StackResults>,
     /// Warnings about the run as a whole.
     pub warnings: Vec<Warning>,
+    /// What the database latency relay added on this machine, measured at the start of a
+    /// run with parties behind it (`--db-latency`): one entry per round trip asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub db_relay_calibration: Vec<RelayCalibration>,
+}
+
+/// The database latency relay measured against a direct echo on loopback (see
+/// `bookstore_relay::calibrate`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RelayCalibration {
+    /// The round trip asked for, µs.
+    pub round_trip_us: u64,
+    /// Round trips measured.
+    pub samples: usize,
+    /// What the relay added to a round trip: median, µs.
+    pub added_p50_us: f64,
+    /// And 99th percentile, µs.
+    pub added_p99_us: f64,
+}
+
+impl From<&bookstore_relay::Calibration> for RelayCalibration {
+    fn from(c: &bookstore_relay::Calibration) -> Self {
+        Self {
+            round_trip_us: c.target.as_micros() as u64,
+            samples: c.samples,
+            added_p50_us: c.added_p50.as_secs_f64() * 1e6,
+            added_p99_us: c.added_p99.as_secs_f64() * 1e6,
+        }
+    }
 }
 
 /// One client of a load shared by several hosts.
@@ -230,6 +260,10 @@ pub struct StackResults {
     /// A variant's own flags (they replace the suite's of the same name). Absent for a stack.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// The round trip a relay added between it and its database (`--db-latency`), in µs;
+    /// absent when it reached the database directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_latency_us: Option<u64>,
     /// The contract check of every scenario before measuring.
     pub validation: Vec<Validation>,
     /// Measured windows (one per scenario, concurrency and round), closed loop.
@@ -492,6 +526,10 @@ pub struct CpuSeconds {
     pub postgres: Option<f64>,
     /// This load generator.
     pub client: f64,
+    /// The database latency relay in front of the stack's database (`--db-latency`, its own
+    /// process); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay: Option<f64>,
 }
 
 /// SQL statements per request, from `pg_stat_statements` (reset before the cell).

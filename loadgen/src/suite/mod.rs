@@ -120,6 +120,9 @@ pub struct Variant {
     pub stack: StackInfo,
     /// Its own flags.
     pub args: Vec<String>,
+    /// `--db-latency`: a round trip added between it and its database by a relay
+    /// (`db-relay`, started by the suite); not a flag of the stack's.
+    pub db_latency: Option<Duration>,
 }
 
 impl Variant {
@@ -150,7 +153,27 @@ impl Variant {
         if let Some(bad) = args.iter().step_by(2).find(|a| !a.starts_with("--")) {
             return Err(format!("--variant {spec:?}: expected --flag value pairs, found {bad:?}"));
         }
-        Ok(Self { label: label.to_owned(), stack, args })
+        let mut own = Vec::new();
+        let mut db_latency = None;
+        for pair in args.chunks(2) {
+            if pair[0] == DB_LATENCY_FLAG {
+                let latency = humantime::parse_duration(&pair[1]).map_err(|e| {
+                    format!("--variant {spec:?}: {DB_LATENCY_FLAG} {}: {e}", pair[1])
+                })?;
+                db_latency = Some(latency).filter(|l| !l.is_zero());
+            } else {
+                own.extend_from_slice(pair);
+            }
+        }
+        Ok(Self { label: label.to_owned(), stack, args: own, db_latency })
+    }
+
+    /// `stack` behind a relay adding `latency` to each database round trip, labelled
+    /// `<stack>.db<latency>` (e.g. `axum-serde-sqlx.db250us`).
+    pub fn with_db_latency(stack: StackInfo, latency: Duration) -> Self {
+        let label = format!("{}.db{}", stack.identity.service, humantime::format_duration(latency))
+            .replace(' ', "");
+        Self { label, stack, args: Vec::new(), db_latency: Some(latency) }
     }
 
     /// The suite's `base` flags (`--flag value` pairs) with this variant's replacing those
@@ -167,6 +190,9 @@ impl Variant {
         args
     }
 }
+
+/// The flag that puts a party behind the database latency relay.
+pub const DB_LATENCY_FLAG: &str = "--db-latency";
 
 /// Where `--compose` reaches docker-compose.yml's services from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,6 +277,13 @@ pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::Socke
 
 /// The responder binary, the HTTP ceiling.
 const RESPONDER: &str = "responder";
+
+/// The database latency relay binary (`--db-latency`).
+const RELAY: &str = "db-relay";
+
+/// Round trips measured per latency to calibrate the relay at the start of a run (about a
+/// second each at 1 ms).
+const RELAY_CALIBRATION_SAMPLES: usize = 500;
 
 /// Connections the throwaway cluster allows beyond the pools: the suite's own, a restore's.
 const SPARE_CONNECTIONS: u32 = 40;
@@ -520,6 +553,23 @@ mod tests {
         let twice =
             specs(&["axum-serde-sqlx=http://127.0.0.1:1", "axum-serde-sqlx=http://127.0.0.1:2"]);
         assert!(parse_targets(&twice).unwrap_err().contains("named twice"));
+    }
+
+    #[test]
+    fn a_database_latency_is_a_variant_behind_the_relay_not_a_flag_of_the_stack() {
+        let taken = specs(&["axum-serde-sqlx"]);
+        let variant =
+            Variant::parse("far=axum-serde-sqlx --db-latency 250us --workers 1", &taken).unwrap();
+        assert_eq!(variant.db_latency, Some(Duration::from_micros(250)));
+        assert_eq!(variant.args, specs(&["--workers", "1"]), "the stack never sees it");
+        let near = Variant::parse("near=axum-serde-sqlx --db-latency 0s", &taken).unwrap();
+        assert_eq!(near.db_latency, None);
+        assert!(Variant::parse("x=axum-serde-sqlx --db-latency soon", &taken).is_err());
+        let far = Variant::with_db_latency(bookstore_app::stacks::ALL[0], Duration::from_millis(1));
+        assert_eq!(far.label, format!("{}.db1ms", bookstore_app::stacks::ALL[0].identity.service));
+        assert!(
+            Variant::parse(&format!("{}=axum-serde-sqlx --workers 1", far.label), &taken).is_ok()
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use bookstore_domain::store::redact_credentials;
 
 use super::rounds::{PreparedStack, Suite};
 use super::server::{self, ServerProcess};
-use super::{SuiteOptions, database, parity, probe};
+use super::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, database, parity, probe};
 use crate::engine;
 use crate::results::{
     Ceilings, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo, StackResults,
@@ -41,7 +41,8 @@ impl Suite<'_> {
             }
             let binary_name = stack.identity.service;
             let database = format!("bench_{}", label.replace(['-', '.'], "_"));
-            let url = self.database.fresh(&database)?;
+            let mut url = self.database.fresh(&database)?;
+            let mut relay_pid = None;
             let mut args = super::server_args(
                 &stack,
                 self.options.pool_max,
@@ -57,6 +58,16 @@ impl Suite<'_> {
                 let entry = &mut self.results.stacks[index];
                 entry.variant_of = Some(binary_name.to_owned());
                 entry.args = variant.args.clone();
+                entry.db_latency_us = variant.db_latency.map(|l| l.as_micros() as u64);
+            }
+            if let Some(latency) = variant.as_ref().and_then(|v| v.db_latency) {
+                match self.start_relay(name, &url, latency) {
+                    Ok((relayed, pid)) => (url, relay_pid) = (relayed, Some(pid)),
+                    Err(error) => {
+                        self.stack_failed(index, "failed", format!("its database relay: {error}"))?;
+                        continue;
+                    }
+                }
             }
             let binary = self.options.bin_dir.join(binary_name);
             // In the environment, not the arguments: those are visible to every user in `ps`.
@@ -79,7 +90,7 @@ impl Suite<'_> {
             }
             self.progress
                 .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
-            self.prepared.push(PreparedStack { index, database, addr: server.addr() });
+            self.prepared.push(PreparedStack { index, database, addr: server.addr(), relay_pid });
             self.processes.push(Some(server));
         }
         self.save()
@@ -106,13 +117,74 @@ impl Suite<'_> {
                 continue;
             }
             self.progress.note(&format!("{name} at {address}: contract check passed"));
-            self.prepared.push(PreparedStack { index, database: database.clone(), addr: address });
+            self.prepared.push(PreparedStack {
+                index,
+                database: database.clone(),
+                addr: address,
+                relay_pid: None,
+            });
             self.processes.push(None);
         }
         self.save()
     }
 
     /// A stack's entry in the results, `measured` until something says otherwise; its index.
+    /// Measures the database latency relay at each round trip the parties ask for, on this
+    /// machine, before anything else runs; recorded in the results.
+    pub(super) fn calibrate_relays(&mut self) -> anyhow::Result<()> {
+        let mut latencies: Vec<Duration> =
+            self.options.variants.iter().filter_map(|v| v.db_latency).collect();
+        latencies.sort();
+        latencies.dedup();
+        for latency in latencies {
+            let calibration = bookstore_relay::calibrate(latency, RELAY_CALIBRATION_SAMPLES)
+                .map_err(|e| anyhow::anyhow!("calibrating the database relay: {e}"))?;
+            self.progress.note(&format!(
+                "database relay asked for {latency:?}: adds {:.0} µs at the median, {:.0} µs at p99 here",
+                calibration.added_p50.as_secs_f64() * 1e6,
+                calibration.added_p99.as_secs_f64() * 1e6
+            ));
+            self.results.db_relay_calibration.push((&calibration).into());
+        }
+        Ok(())
+    }
+
+    /// Starts `db-relay` (from the binaries' directory) in front of the database of `url`,
+    /// adding `latency` to each round trip, kept running to the end of the run; the URL
+    /// through it, and its process id.
+    fn start_relay(
+        &mut self,
+        name: &str,
+        url: &str,
+        latency: Duration,
+    ) -> Result<(String, u32), String> {
+        let mut parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+        let host = parsed.host_str().ok_or("the database URL has no host")?.to_owned();
+        let port = parsed.port().unwrap_or(5432);
+        let upstream = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .map_err(|e| format!("{host}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{host} has no address"))?;
+        let binary = self.options.bin_dir.join(RELAY);
+        let args = [
+            "run".to_owned(),
+            "--upstream".to_owned(),
+            upstream.to_string(),
+            "--round-trip".to_owned(),
+            format!("{}us", latency.as_micros()),
+        ];
+        let log = self.logs.join(format!("{name}.relay.log"));
+        let relay = ServerProcess::start(&format!("{name} relay"), &binary, &args, &[], log)?;
+        server::wait_listening(relay.addr())?;
+        parsed.set_host(Some(&relay.addr().ip().to_string())).map_err(|e| e.to_string())?;
+        parsed
+            .set_port(Some(relay.addr().port()))
+            .map_err(|()| "cannot set the port".to_owned())?;
+        let pid = relay.pid();
+        self.relays.push(relay);
+        Ok((parsed.into(), pid))
+    }
+
     fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
         self.results.stacks.push(StackResults {
             name: name.to_owned(),
@@ -122,6 +194,7 @@ impl Suite<'_> {
             address: address.map(|a| a.to_string()),
             variant_of: None,
             args: Vec::new(),
+            db_latency_us: None,
             validation: Vec::new(),
             cells: Vec::new(),
             equal_load: Vec::new(),
@@ -227,6 +300,7 @@ pub(super) fn new_results(
         ceilings: Ceilings::default(),
         stacks: Vec::new(),
         warnings,
+        db_relay_calibration: Vec::new(),
     }
 }
 

@@ -56,12 +56,15 @@ pub(super) struct PreparedStack {
     pub(super) database: String,
     /// Where its load goes.
     pub(super) addr: std::net::SocketAddr,
+    /// The database relay's process in front of its database (`--db-latency`).
+    pub(super) relay_pid: Option<u32>,
 }
 
 /// Where a window's load goes.
 struct Target<'a> {
     addr: std::net::SocketAddr,
     pid: Option<u32>,
+    relay_pid: Option<u32>,
     database: Option<&'a str>,
 }
 
@@ -78,6 +81,8 @@ pub(crate) struct Suite<'a> {
     /// Their processes when the suite started them, by `prepared` index (`None` for stacks
     /// someone else started); kept running from the check to the end of the run.
     pub(super) processes: Vec<Option<ServerProcess>>,
+    /// The database relays of the parties with a `--db-latency`, stopped when dropped.
+    pub(super) relays: Vec<ServerProcess>,
     pub(super) responder: Option<ServerProcess>,
     pub(super) db_ceiling_url: Option<String>,
     /// What the stacks' backends do in each window (`None`: the server would not say).
@@ -117,12 +122,14 @@ impl<'a> Suite<'a> {
             logs,
             prepared: Vec::new(),
             processes: Vec::new(),
+            relays: Vec::new(),
             responder: None,
             db_ceiling_url: None,
             backends,
             started: std::time::Instant::now(),
             saved: None,
         };
+        suite.calibrate_relays()?;
         if !suite.database.statements_available() {
             suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
         }
@@ -295,7 +302,12 @@ impl<'a> Suite<'a> {
             self.responder = Some(responder);
         }
         let responder = self.responder.as_ref().expect("started above");
-        let target = Target { addr: responder.addr(), pid: Some(responder.pid()), database: None };
+        let target = Target {
+            addr: responder.addr(),
+            pid: Some(responder.pid()),
+            relay_pid: None,
+            database: None,
+        };
         let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
         let cell = self.http_cell(&label, &target, scenario, concurrency, round, None, None)?;
         self.results.ceilings.http.push(cell);
@@ -349,7 +361,7 @@ impl<'a> Suite<'a> {
         let live = Arc::new(LiveCounter::new(workers));
         let mut plan = self.options.plan(concurrency, &self.stop, &live);
         plan.workers = workers;
-        let mut sampler = CpuSampler::new(None, self.database.postgres_pid());
+        let mut sampler = CpuSampler::new(None, self.database.postgres_pid(), None);
         self.database.reset_statements(name);
         let ticker = self.progress.running(label.clone(), live);
         let started = self.started.elapsed().as_secs_f64();
@@ -405,7 +417,12 @@ impl<'a> Suite<'a> {
         };
         let label = format!("{name}  {scenario}  {load}  round {}", round + 1);
         let pid = self.processes[prepared].as_ref().map(ServerProcess::pid);
-        let target = Target { addr: stack.addr, pid, database: Some(&stack.database) };
+        let target = Target {
+            addr: stack.addr,
+            pid,
+            relay_pid: stack.relay_pid,
+            database: Some(&stack.database),
+        };
         let mut cell =
             self.http_cell(&label, &target, scenario, concurrency, round, slot, offer)?;
         let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
@@ -471,7 +488,7 @@ impl<'a> Suite<'a> {
             plan.warmup /= 2;
         }
         let postgres = target.database.and(self.database.postgres_pid());
-        let mut samplers = (CpuSampler::new(target.pid, postgres), waits);
+        let mut samplers = (CpuSampler::new(target.pid, postgres, target.relay_pid), waits);
         let ticker = self.progress.running(label.to_owned(), live);
         let started = self.started.elapsed().as_secs_f64();
         let workload: Arc<dyn engine::Workload> = load.clone();

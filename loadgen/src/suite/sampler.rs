@@ -15,28 +15,38 @@ use crate::results::{BackendWaits, CpuSeconds};
 pub(crate) struct CpuSampler {
     server_pid: Option<u32>,
     postgres_pid: Option<u32>,
-    start: (Option<f64>, Option<f64>, f64),
-    end: (Option<f64>, Option<f64>, f64),
+    relay_pid: Option<u32>,
+    start: Reading,
+    end: Reading,
     /// When the window opened, by the wall clock (shards compare theirs).
     pub(crate) window_started_unix_seconds: f64,
 }
 
+/// CPU seconds so far: server, PostgreSQL, this process, relay.
+type Reading = (Option<f64>, Option<f64>, f64, Option<f64>);
+
 impl CpuSampler {
-    pub(crate) fn new(server_pid: Option<u32>, postgres_pid: Option<u32>) -> Self {
+    pub(crate) fn new(
+        server_pid: Option<u32>,
+        postgres_pid: Option<u32>,
+        relay_pid: Option<u32>,
+    ) -> Self {
         Self {
             server_pid,
             postgres_pid,
-            start: (None, None, 0.0),
-            end: (None, None, 0.0),
+            relay_pid,
+            start: (None, None, 0.0, None),
+            end: (None, None, 0.0, None),
             window_started_unix_seconds: 0.0,
         }
     }
 
-    fn read(&self) -> (Option<f64>, Option<f64>, f64) {
+    fn read(&self) -> Reading {
         (
             self.server_pid.and_then(procfs::cpu_seconds),
             self.postgres_pid.and_then(procfs::tree_cpu_seconds),
             procfs::own_cpu_seconds(),
+            self.relay_pid.and_then(procfs::cpu_seconds),
         )
     }
 
@@ -47,6 +57,7 @@ impl CpuSampler {
             server: delta(self.start.0, self.end.0),
             postgres: delta(self.start.1, self.end.1),
             client: self.end.2 - self.start.2,
+            relay: delta(self.start.3, self.end.3),
         }
     }
 }

@@ -188,3 +188,18 @@ pub(crate) fn wait_answering(addr: std::net::SocketAddr, path: &str) -> Result<(
         }
     }
 }
+
+/// Waits until something accepts TCP connections at `addr` (a relay: no HTTP to ask), up to
+/// the time a started stack gets.
+pub(crate) fn wait_listening(addr: std::net::SocketAddr) -> Result<(), String> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+            Ok(_) => return Ok(()),
+            Err(error) if Instant::now() > deadline => {
+                return Err(format!("nothing listens at {addr} after {READY_TIMEOUT:?}: {error}"));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}

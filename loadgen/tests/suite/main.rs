@@ -807,6 +807,58 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
 
+#[test]
+fn with_db_latency_a_stack_is_measured_again_behind_the_relay_and_each_request_pays_it() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.scenarios = vec![Scenario::BookById];
+    options.concurrency = vec![2];
+    options.ceilings = false;
+    let round_trip = Duration::from_millis(3);
+    options.variants = vec![suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
+    let (results, command_lines) = run_watching_processes(&options);
+
+    let (near, far) = (&results.stacks[0], &results.stacks[1]);
+    assert_eq!(far.name, "axum-serde-sqlx.db3ms");
+    assert_eq!(far.variant_of.as_deref(), Some("axum-serde-sqlx"));
+    assert_eq!(far.db_latency_us, Some(3000));
+    assert_eq!(near.db_latency_us, None);
+    assert_eq!(far.status, "measured", "{:?}", far.failure);
+    // Calibrated at the start of the run: what it adds here, at least what was asked.
+    assert_eq!(results.db_relay_calibration.len(), 1);
+    let calibration = &results.db_relay_calibration[0];
+    assert_eq!(calibration.round_trip_us, 3000);
+    assert!(calibration.samples > 0);
+    assert!(calibration.added_p50_us >= 2900.0, "{calibration:?}");
+    assert!(calibration.added_p99_us >= calibration.added_p50_us);
+    // The relay ran, as a process of its own, asked for the round trip; the stack never
+    // saw a flag for it.
+    assert!(
+        command_lines
+            .iter()
+            .any(|c| c.contains("db-relay run") && c.contains("--round-trip 3000us")),
+        "{command_lines:?}"
+    );
+    assert!(
+        !command_lines.iter().any(|c| c.contains("axum-serde-sqlx") && c.contains("--db-latency"))
+    );
+    // Every request crossed it: a book by id is at least one round trip to the database.
+    let (near_p50, far_p50) = (
+        merged_latency(&near.cells).value_at_quantile(0.5),
+        merged_latency(&far.cells).value_at_quantile(0.5),
+    );
+    assert!(far_p50 >= near_p50 + 3000, "p50 {near_p50} µs direct, {far_p50} µs behind the relay");
+    // The relay's own CPU, per cell, apart from the server's and the client's (in clock
+    // ticks of 10 ms: a short window's may read 0).
+    for cell in &far.cells {
+        let relay = cell.cpu_seconds.relay.expect("the relay's CPU is measured");
+        assert!((0.0..=cell.window_seconds * 2.0).contains(&relay), "{relay}");
+    }
+    assert!(near.cells.iter().all(|c| c.cpu_seconds.relay.is_none()));
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
 /// The latencies of `cells`' successes, merged.
 fn merged_latency(cells: &[Cell]) -> hdrhistogram::Histogram<u64> {
     let mut merged = hdrhistogram::Histogram::<u64>::new(3).unwrap();
