@@ -2,6 +2,7 @@
 # they need and installs PostgreSQL's server binaries with apt when missing and allowed.
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
+say() { echo "${0##*/}: $*" >&2; }
 
 # Makes sure `command` is on PATH: as root on Debian it installs `package` with apt-get,
 # otherwise it says in one line what to install. With a third argument `optional` it

@@ -33,7 +33,6 @@ ensure_pg_binaries
 pg_bin=${PG_BIN_DIR:-$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")}
 out=${out:-$(mktemp -d /tmp/multihost.XXXXXX)}
 mkdir -p "$out"
-say() { echo "${0##*/}: $*" >&2; }
 
 # The hosts: a name and an address on 10.88.0.0/24 each, the bridge in a namespace of its
 # own. The names carry this shell's pid, so two runs never meet.
@@ -48,13 +47,15 @@ pgdata=$(mktemp -d /tmp/multihost-pg.XXXXXX)
 cleanup() {
     local status=$?
     set +e
-    for host in "${hosts[@]}" net; do
-        local name
-        name=$( [ "$host" = net ] && echo "$net" || ns "$host")
-        ip netns pids "$name" 2>/dev/null | xargs -r kill 2>/dev/null
+    # The clients and the stack first, then PostgreSQL with a fast shutdown (SIGINT: it
+    # does not wait for clients), each given up to 5 s before being killed.
+    for host in client1 client2 app db; do
+        local signal=TERM
+        [ "$host" = db ] && signal=INT
+        ip netns pids "$(ns "$host")" 2>/dev/null | xargs -r kill -s "$signal" 2>/dev/null
+        for _ in $(seq 50); do [ -z "$(ip netns pids "$(ns "$host")" 2>/dev/null)" ] && break; sleep 0.1; done
+        ip netns pids "$(ns "$host")" 2>/dev/null | xargs -r kill -9 2>/dev/null
     done
-    sleep 0.5
-    for host in "${hosts[@]}"; do ip netns pids "$(ns "$host")" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
     for host in "${hosts[@]}"; do ip netns delete "$(ns "$host")" 2>/dev/null; done
     ip netns delete "$net" 2>/dev/null
     rm -rf "$pgdata"

@@ -18,6 +18,9 @@ root=$(cd "$here/../.." && pwd)
 say() { echo "standins: $*" >&2; }
 die() { say "$*"; exit 1; }
 docker=${DOCKER:-docker}
+# Temporary directories, removed however the script ends.
+scratch=()
+trap 'rm -rf "${scratch[@]}"' EXIT
 
 # The names, read from the files that use them (one source).
 debian=$(sed -n 's/^FROM \(debian:[^ ]*\).*/\1/p' "$root/Dockerfile" | head -n 1)
@@ -47,7 +50,7 @@ build_debian() {
     command -v debootstrap >/dev/null || die "debootstrap not found (Debian: apt-get install debootstrap)"
     local dir
     dir=$(mktemp -d /tmp/standin-debian.XXXXXX)
-    trap 'rm -rf "$dir"' RETURN
+    scratch+=("$dir")
     say "$debian: debootstrap --variant=minbase bookworm from $mirror"
     debootstrap --variant=minbase bookworm "$dir/rootfs" "$mirror" > "$dir/log" 2>&1 \
         || { tail -n 5 "$dir/log" >&2; die "debootstrap failed"; }
@@ -96,8 +99,9 @@ build_rust() {
     inputs=$(cat "$here/rust/Dockerfile" "$root/Cargo.lock" <(echo "$version") <("$docker" image inspect -f '{{.Id}}' "$debian") | digest)
     if current "$rust" "$inputs"; then say "$rust: cached"; return; fi
     local context
+    mkdir -p "$root/target"
     context=$(mktemp -d "$root/target/standin-rust.XXXXXX")
-    trap 'rm -rf "$context"' RETURN
+    scratch+=("$context")
     say "$rust: $version from the host, crates vendored from Cargo.lock"
     mkdir -p "$context/toolchain"
     # Hard links where the file system allows: the toolchain is ~600 MB without its docs.

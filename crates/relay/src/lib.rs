@@ -12,13 +12,15 @@
 //! A timerfd wakes within tens of microseconds of its deadline on an idle core, without
 //! spinning (spinning would take a core from the stacks being measured).
 //!
-//! The relay runs a current-thread tokio runtime on a thread of its own ([`Relay::start`]):
-//! one thread, so its CPU is easy to tell apart and record.
+//! [`Relay::start`] runs it on a current-thread tokio runtime on a thread of its own; the
+//! `db-relay` binary is that in a process of its own, which is what the suite starts (so
+//! its CPU is recorded apart from the client's).
 
 use std::net::SocketAddr;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
+use bytes::{Bytes, BytesMut};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use tokio::io::Interest;
@@ -37,7 +39,6 @@ const CHUNKS_IN_FLIGHT: usize = 256;
 /// A relay running on its own thread; stopped when dropped.
 pub struct Relay {
     addr: SocketAddr,
-    tid: i32,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -54,10 +55,9 @@ impl Relay {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-        let (tid_sender, tid) = std::sync::mpsc::channel();
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build()?;
         let thread = std::thread::Builder::new().name("db-relay".into()).spawn(move || {
-            let _ = tid_sender.send(nix::unistd::gettid().as_raw());
             runtime.block_on(async move {
                 let listener = TcpListener::from_std(listener).expect("a listener in the runtime");
                 tokio::select! {
@@ -66,20 +66,12 @@ impl Relay {
                 }
             });
         })?;
-        let tid =
-            tid.recv().map_err(|_| std::io::Error::other("the relay thread did not start"))?;
-        Ok(Self { addr, tid, stop: Some(stop), thread: Some(thread) })
+        Ok(Self { addr, stop: Some(stop), thread: Some(thread) })
     }
 
     /// Where clients connect.
     pub fn addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// The relay thread's Linux thread id: its CPU time is in
-    /// `/proc/self/task/<tid>/stat`, apart from the rest of the process.
-    pub fn tid(&self) -> i32 {
-        self.tid
     }
 }
 
@@ -97,9 +89,18 @@ impl Drop for Relay {
 /// Accepts until the future is dropped; each connection relayed on a task of its own.
 pub async fn serve(listener: TcpListener, upstream: SocketAddr, one_way: Duration) {
     loop {
-        let Ok((client, _)) = listener.accept().await else { continue };
+        let client = match listener.accept().await {
+            Ok((client, _)) => client,
+            Err(_) => {
+                // Out of descriptors, most likely: accepting again at once would spin on
+                // the one thread the delayed writes need.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
         tokio::spawn(async move {
-            // A connection that fails is closed; the client sees it as the database would.
+            // Each direction ends by itself (end of stream or error) after passing on what
+            // it holds; the relay then closes both sides, as the peers themselves did.
             let _ = relay(client, upstream, one_way).await;
         });
     }
@@ -125,21 +126,25 @@ pub async fn relay(
 
 /// One direction: a reader stamps each chunk with when it is due; a writer writes each one
 /// when due, in order. The two run side by side, so a chunk's wait overlaps the next ones'.
+/// When the reader stops (end of stream or error), the writer still delivers what was read
+/// before, then passes the end of stream on; when the writer fails, the reader stops at its
+/// next chunk.
 async fn pipe(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
     delay: Duration,
 ) -> std::io::Result<()> {
-    let (chunks, mut due) = mpsc::channel::<(Instant, Vec<u8>)>(CHUNKS_IN_FLIGHT);
+    let (chunks, mut due) = mpsc::channel::<(Instant, Bytes)>(CHUNKS_IN_FLIGHT);
     let read = async move {
-        let mut buffer = vec![0u8; CHUNK_BYTES];
+        let mut buffer = BytesMut::with_capacity(CHUNK_BYTES);
         loop {
-            let read = from.read(&mut buffer).await?;
-            if read == 0 {
+            // Reuses the allocation's unused part; a new one only when a chunk used it up.
+            buffer.reserve(CHUNK_BYTES);
+            if from.read_buf(&mut buffer).await? == 0 {
                 return Ok::<(), std::io::Error>(());
             }
             let at = Instant::now() + delay;
-            if chunks.send((at, buffer[..read].to_vec())).await.is_err() {
+            if chunks.send((at, buffer.split().freeze())).await.is_err() {
                 return Ok(()); // the writer stopped: its error is the one to report
             }
         }
@@ -153,8 +158,8 @@ async fn pipe(
         // The reader saw end of stream: pass it on, after the delay of the bytes before it.
         to.shutdown().await
     };
-    tokio::try_join!(read, write)?;
-    Ok(())
+    let (read, write) = tokio::join!(read, write);
+    write.and(read)
 }
 
 /// A monotonic one-shot timer with microsecond resolution, awaited through the runtime.
@@ -234,34 +239,82 @@ impl Calibration {
     }
 }
 
-/// Measures the relay at `target`: `samples` round trips of a 64-byte message to an echo
-/// server on loopback, through the relay and directly, alternately (so both see the same
-/// moment of the machine), each direct one subtracted from the relayed one next to it.
-pub fn calibrate(target: Duration, samples: usize) -> std::io::Result<Calibration> {
-    use std::io::{Read, Write};
-    let echo = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let upstream = echo.local_addr()?;
-    std::thread::Builder::new().name("db-relay-echo".into()).spawn(move || {
-        for stream in echo.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                let _ = stream.set_nodelay(true);
-                let mut buffer = [0u8; 4096];
-                while let Ok(n @ 1..) = stream.read(&mut buffer) {
-                    if stream.write_all(&buffer[..n]).is_err() {
-                        return;
-                    }
+/// An echo server on loopback (every byte back as it comes, a thread per connection), for
+/// calibrating the relay and for tests; stops accepting when dropped.
+pub struct EchoServer {
+    addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl EchoServer {
+    /// Listens on a free loopback port.
+    pub fn start() -> std::io::Result<Self> {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::Builder::new().name("echo".into()).spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::Relaxed) {
+                    return;
                 }
-            });
-        }
-    })?;
-    let relay = Relay::start("127.0.0.1:0".parse().expect("an address"), upstream, target)?;
+                let Ok(mut stream) = stream else { continue };
+                std::thread::spawn(move || {
+                    let _ = stream.set_nodelay(true);
+                    let mut buffer = vec![0u8; CHUNK_BYTES];
+                    while let Ok(n @ 1..) = stream.read(&mut buffer) {
+                        if stream.write_all(&buffer[..n]).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        })?;
+        Ok(Self { addr, stop })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for EchoServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Wakes the accept so it sees the flag.
+        let _ = std::net::TcpStream::connect(self.addr);
+    }
+}
+
+/// Measures the relay at `target` in this process: an [`EchoServer`], a [`Relay`] in front
+/// of it, and [`measure`].
+pub fn calibrate(target: Duration, samples: usize) -> std::io::Result<Calibration> {
+    let echo = EchoServer::start()?;
+    let relay = Relay::start("127.0.0.1:0".parse().expect("an address"), echo.addr(), target)?;
+    measure(echo.addr(), relay.addr(), target, samples)
+}
+
+/// Measures a relay listening at `relayed` in front of the echo server at `direct`, asked
+/// for `target`: `samples` round trips of a 64-byte message through it and directly,
+/// alternately (so both see the same moment of the machine), each direct one subtracted
+/// from the relayed one next to it.
+pub fn measure(
+    direct: SocketAddr,
+    relayed: SocketAddr,
+    target: Duration,
+    samples: usize,
+) -> std::io::Result<Calibration> {
+    use std::io::{Read, Write};
     let open = |addr| -> std::io::Result<std::net::TcpStream> {
         let stream = std::net::TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         Ok(stream)
     };
-    let (mut direct, mut relayed) = (open(upstream)?, open(relay.addr())?);
+    let (mut direct, mut relayed) = (open(direct)?, open(relayed)?);
     let round_trip = |stream: &mut std::net::TcpStream| -> std::io::Result<Duration> {
         let (message, mut answer) = ([7u8; 64], [0u8; 64]);
         let sent = Instant::now();
@@ -278,4 +331,24 @@ pub fn calibrate(target: Duration, samples: usize) -> std::io::Result<Calibratio
     added.sort();
     let at = |q: f64| added[((added.len() - 1) as f64 * q).round() as usize];
     Ok(Calibration { target, samples: added.len(), added_p50: at(0.5), added_p99: at(0.99) })
+}
+
+/// The address `url` (`scheme://user@host:port/…`, e.g. a PostgreSQL URL) connects to: what
+/// a relay in front of it forwards to.
+pub fn url_address(url: &str) -> Result<SocketAddr, String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+    let host = parsed.host_str().ok_or_else(|| format!("{url}: no host"))?;
+    let port = parsed.port().ok_or_else(|| format!("{url}: no port"))?;
+    std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| format!("{host}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host} has no address"))
+}
+
+/// `url` sent through a relay listening at `via` instead.
+pub fn url_through(url: &str, via: SocketAddr) -> Result<String, String> {
+    let mut parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+    parsed.set_ip_host(via.ip()).map_err(|()| format!("{url}: cannot have a host"))?;
+    parsed.set_port(Some(via.port())).map_err(|()| format!("{url}: cannot have a port"))?;
+    Ok(parsed.into())
 }

@@ -49,8 +49,8 @@ pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
         .filter(|(_, a, b, _)| measured(a) && measured(b));
     // A variant changes one setting of its stack: its own axis.
     let variants = dataset.variants().into_iter().filter(|(_, stack, _)| measured(stack)).map(
-        |(label, stack, args)| {
-            let note = format!("{label} is {stack} run with {args}, in the same rounds.");
+        |(label, stack, change)| {
+            let note = format!("{label} is {stack} {change}, in the same rounds.");
             (format!("variant {label}"), stack, label, note)
         },
     );

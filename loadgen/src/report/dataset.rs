@@ -166,7 +166,7 @@ impl<'a> Dataset<'a> {
             if let Some(of) = &stack.variant_of
                 && !found.iter().any(|(label, _, _)| *label == stack.name)
             {
-                found.push((stack.name.clone(), of.clone(), stack.args.join(" ")));
+                found.push((stack.name.clone(), of.clone(), variant_change(stack)));
             }
         }
         found
@@ -337,4 +337,17 @@ impl Metric {
             Metric::Throughput => (second.ok + second.rejected + second.errors) as f64,
         }
     }
+}
+
+/// What a variant changes of its stack, as a phrase: "run with --workers 1", "with a relay
+/// adding 1000 µs to each database round trip", or both.
+fn variant_change(stack: &crate::results::StackResults) -> String {
+    let mut changes = Vec::new();
+    if !stack.args.is_empty() {
+        changes.push(format!("run with {}", stack.args.join(" ")));
+    }
+    if let Some(us) = stack.db_latency_us {
+        changes.push(format!("with a relay adding {us} µs to each database round trip"));
+    }
+    changes.join(" and ")
 }

@@ -128,17 +128,26 @@ impl Suite<'_> {
         self.save()
     }
 
-    /// A stack's entry in the results, `measured` until something says otherwise; its index.
-    /// Measures the database latency relay at each round trip the parties ask for, on this
-    /// machine, before anything else runs; recorded in the results.
+    /// Measures the database latency relay — the `db-relay` binary the parties run, in front
+    /// of an echo server on loopback — at each round trip they ask for, before anything else
+    /// runs; recorded in the results.
     pub(super) fn calibrate_relays(&mut self) -> anyhow::Result<()> {
         let mut latencies: Vec<Duration> =
             self.options.variants.iter().filter_map(|v| v.db_latency).collect();
         latencies.sort();
         latencies.dedup();
         for latency in latencies {
-            let calibration = bookstore_relay::calibrate(latency, RELAY_CALIBRATION_SAMPLES)
-                .map_err(|e| anyhow::anyhow!("calibrating the database relay: {e}"))?;
+            let echo = bookstore_relay::EchoServer::start()?;
+            let relay = self
+                .spawn_relay("calibration", echo.addr(), latency)
+                .map_err(|e| anyhow::anyhow!("the database relay for calibration: {e}"))?;
+            let calibration = bookstore_relay::measure(
+                echo.addr(),
+                relay.addr(),
+                latency,
+                RELAY_CALIBRATION_SAMPLES,
+            )
+            .map_err(|e| anyhow::anyhow!("calibrating the database relay: {e}"))?;
             self.progress.note(&format!(
                 "database relay asked for {latency:?}: adds {:.0} µs at the median, {:.0} µs at p99 here",
                 calibration.added_p50.as_secs_f64() * 1e6,
@@ -158,13 +167,20 @@ impl Suite<'_> {
         url: &str,
         latency: Duration,
     ) -> Result<(String, u32), String> {
-        let mut parsed = url::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
-        let host = parsed.host_str().ok_or("the database URL has no host")?.to_owned();
-        let port = parsed.port().unwrap_or(5432);
-        let upstream = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
-            .map_err(|e| format!("{host}: {e}"))?
-            .next()
-            .ok_or_else(|| format!("{host} has no address"))?;
+        let relay = self.spawn_relay(name, bookstore_relay::url_address(url)?, latency)?;
+        let relayed = bookstore_relay::url_through(url, relay.addr())?;
+        let pid = relay.pid();
+        self.relays.push(relay);
+        Ok((relayed, pid))
+    }
+
+    /// A `db-relay` process forwarding to `upstream` with `latency` added, listening.
+    fn spawn_relay(
+        &self,
+        name: &str,
+        upstream: std::net::SocketAddr,
+        latency: Duration,
+    ) -> Result<ServerProcess, String> {
         let binary = self.options.bin_dir.join(RELAY);
         let args = [
             "run".to_owned(),
@@ -174,17 +190,12 @@ impl Suite<'_> {
             format!("{}us", latency.as_micros()),
         ];
         let log = self.logs.join(format!("{name}.relay.log"));
-        let relay = ServerProcess::start(&format!("{name} relay"), &binary, &args, &[], log)?;
-        server::wait_listening(relay.addr())?;
-        parsed.set_host(Some(&relay.addr().ip().to_string())).map_err(|e| e.to_string())?;
-        parsed
-            .set_port(Some(relay.addr().port()))
-            .map_err(|()| "cannot set the port".to_owned())?;
-        let pid = relay.pid();
-        self.relays.push(relay);
-        Ok((parsed.into(), pid))
+        let mut relay = ServerProcess::start(&format!("{name} relay"), &binary, &args, &[], log)?;
+        relay.wait_listening()?;
+        Ok(relay)
     }
 
+    /// A stack's entry in the results, `measured` until something says otherwise; its index.
     fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
         self.results.stacks.push(StackResults {
             name: name.to_owned(),

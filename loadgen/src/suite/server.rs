@@ -76,6 +76,27 @@ impl ServerProcess {
         Ok(())
     }
 
+    /// Waits until it accepts TCP connections (a relay: no HTTP to ask), or says why not.
+    pub(crate) fn wait_listening(&mut self) -> Result<(), String> {
+        let deadline = self.started + READY_TIMEOUT;
+        loop {
+            if let Some(exit) = self.exited() {
+                return Err(exit);
+            }
+            if std::net::TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{} did not listen within {READY_TIMEOUT:?}; log: {}",
+                    self.name,
+                    self.log_tail()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Waits until `GET path` answers 200; returns the time since start.
     pub(crate) fn wait_ready(&mut self, path: &str) -> Result<Duration, String> {
         let deadline = self.started + READY_TIMEOUT;
@@ -185,21 +206,6 @@ pub(crate) fn wait_answering(addr: std::net::SocketAddr, path: &str) -> Result<(
                 return Err(format!("{path} did not answer within {READY_TIMEOUT:?}: {error}"));
             }
             _ => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
-
-/// Waits until something accepts TCP connections at `addr` (a relay: no HTTP to ask), up to
-/// the time a started stack gets.
-pub(crate) fn wait_listening(addr: std::net::SocketAddr) -> Result<(), String> {
-    let deadline = Instant::now() + READY_TIMEOUT;
-    loop {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
-            Ok(_) => return Ok(()),
-            Err(error) if Instant::now() > deadline => {
-                return Err(format!("nothing listens at {addr} after {READY_TIMEOUT:?}: {error}"));
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
 }

@@ -856,6 +856,12 @@ fn with_db_latency_a_stack_is_measured_again_behind_the_relay_and_each_request_p
         assert!((0.0..=cell.window_seconds * 2.0).contains(&relay), "{relay}");
     }
     assert!(near.cells.iter().all(|c| c.cpu_seconds.relay.is_none()));
+    // The page says what the variant changed.
+    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    assert!(
+        page.contains("axum-serde-sqlx with a relay adding 3000 µs to each database round trip"),
+        "the page does not say what the variant is"
+    );
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
 
