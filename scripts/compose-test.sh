@@ -65,15 +65,16 @@ ip -o link show | awk -F': ' '{print $2}' | sort > "$work/links.before"
 
 # Stops the dockerd this script started (20 s, then killed) and removes its bridge, which
 # outlives it; nothing else it made does (no iptables rules).
+# Every step may find its work done already (a process gone, no bridge): none of them may
+# stop the script under `set -e`.
 stop_dockerd() {
     [ -n "$started_dockerd" ] || return 0
-    kill "$started_dockerd" 2>/dev/null
+    kill "$started_dockerd" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$started_dockerd" 2>/dev/null || break; sleep 0.2; done
-    kill -9 "$started_dockerd" 2>/dev/null
-    wait "$started_dockerd" 2>/dev/null
-    ip link delete docker0 2>/dev/null
+    kill -9 "$started_dockerd" 2>/dev/null || true
+    wait "$started_dockerd" 2>/dev/null || true
+    ip link delete docker0 2>/dev/null || true
     started_dockerd=
-    return 0
 }
 
 cleanup() {
