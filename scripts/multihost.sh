@@ -29,6 +29,7 @@ for binary in loadgen axum-serde-sqlx bookstore-db; do
     [ -x "$bin_dir/$binary" ] || die "$bin_dir/$binary not found: cargo build --release --bins (or --bin-dir)"
 done
 bin_dir=$(cd "$bin_dir" && pwd)
+ensure_tool ip iproute2
 ensure_pg_binaries
 pg_bin=${PG_BIN_DIR:-$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")}
 out=${out:-$(mktemp -d /tmp/multihost.XXXXXX)}
