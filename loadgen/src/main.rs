@@ -83,6 +83,11 @@ struct SuiteArgs {
     #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration,
           conflicts_with_all = ["targets", "compose"])]
     db_latency: Vec<Duration>,
+    /// Pin each tier to CPUs of its own, e.g. `server=0,client=1,db=1` (a CPU, a range
+    /// `0-3`, or several joined by `+`; `relay=` for the database latency relays, else
+    /// they go with `db`). Recorded in the results as the kernel reports it back.
+    #[arg(long, value_parser = loadgen::suite::placement::Placement::parse)]
+    cpus: Option<loadgen::suite::placement::Placement>,
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     scenarios: Vec<String>,
@@ -568,6 +573,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
         rates: loadgen::results::Rate::for_suite(args.rates, args.no_equal_load, args.quick),
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
+        placement: args.cpus,
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();

@@ -365,6 +365,7 @@ mod tests {
                 parity: vec![],
                 rates: vec![],
                 arrivals: None,
+                cpu_placement: vec![],
             },
             ceilings: Default::default(),
             stacks: vec![StackResults {

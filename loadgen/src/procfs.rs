@@ -45,6 +45,12 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     tree
 }
 
+/// The threads (task ids) of `pid`; empty when it is gone.
+pub fn threads_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    entries.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
+}
+
 fn parent_of(pid: u32) -> Option<u32> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()

@@ -40,6 +40,9 @@ pub struct Change {
     pub scenario: String,
     /// Connections of the stacks' cells.
     pub concurrency: u32,
+    /// The round trip the database latency relay added, µs (`--db-latency`); `None`:
+    /// the database reached directly.
+    pub db_latency_us: Option<u64>,
     /// The rate the scenario is ranked by, over BASE's rounds.
     pub base: Summary,
     /// The same over NEW's rounds.
@@ -110,6 +113,7 @@ pub fn compare(base: &[RunResults], new: &[RunResults]) -> Vec<Change> {
                     target: target.name(),
                     scenario: scenario.clone(),
                     concurrency,
+                    db_latency_us: after.target_db_latency_us(&target),
                     base: base_summary,
                     new: new_summary,
                     comparison: None,
@@ -202,8 +206,8 @@ fn p99_text(value: Option<u64>) -> String {
 /// The changes as a plain-text table for a terminal.
 pub fn table(changes: &[Change]) -> String {
     let mut out = format!(
-        "{:<20} {:<20} {:>5} {:>10} {:>10}  {:>19}  {}\n",
-        "target", "scenario", "c", "base/s", "new/s", "p99 base → new", "new ÷ base"
+        "{:<20} {:<20} {:>5} {:>7} {:>10} {:>10}  {:>19}  {}\n",
+        "target", "scenario", "c", "db +", "base/s", "new/s", "p99 base → new", "new ÷ base"
     );
     for c in changes {
         let verdict = match &c.disqualified {
@@ -211,10 +215,11 @@ pub fn table(changes: &[Change]) -> String {
             None => comparison_text(&c.comparison),
         };
         out.push_str(&format!(
-            "{:<20} {:<20} {:>5} {:>10.0} {:>10.0}  {:>19}  {verdict}\n",
+            "{:<20} {:<20} {:>5} {:>7} {:>10.0} {:>10.0}  {:>19}  {verdict}\n",
             c.target,
             c.scenario,
             c.concurrency,
+            super::dataset::latency_text(c.db_latency_us),
             c.base.median,
             c.new.median,
             format!("{} → {}", p99_text(c.p99_us.0), p99_text(c.p99_us.1)),
@@ -263,6 +268,7 @@ struct Row {
     target: String,
     scenario: String,
     concurrency: u32,
+    db_latency: String,
     base: String,
     new: String,
     comparison: Option<ComparisonText>,
@@ -308,6 +314,7 @@ pub fn render(
                 target: c.target.clone(),
                 scenario: c.scenario.clone(),
                 concurrency: c.concurrency,
+                db_latency: super::dataset::latency_text(c.db_latency_us),
                 base: rate_text(&c.base),
                 new: rate_text(&c.new),
                 comparison: c.comparison.map(ComparisonText::from),

@@ -15,10 +15,12 @@ use crate::warnings::disqualification;
 pub(crate) enum Target {
     Stack(String),
     HttpCeiling,
-    /// The statements through one driver's store, with this many clients.
+    /// The statements through one driver's store, with this many clients; behind the
+    /// database latency relay with a `db_latency_us`.
     DbCeiling {
         driver: String,
         clients: u32,
+        db_latency_us: Option<u64>,
     },
 }
 
@@ -28,8 +30,8 @@ impl Target {
         match self {
             Target::Stack(name) => name.clone(),
             Target::HttpCeiling => "HTTP ceiling".into(),
-            Target::DbCeiling { driver, clients } => {
-                format!("DB ceiling ({driver}, c = {clients})")
+            Target::DbCeiling { driver, clients, db_latency_us } => {
+                format!("DB ceiling ({driver}, c = {clients}{})", relayed_text(*db_latency_us))
             }
         }
     }
@@ -39,7 +41,12 @@ impl Target {
         match self {
             Target::Stack(name) => name.clone(),
             Target::HttpCeiling => "http-ceiling".into(),
-            Target::DbCeiling { driver, clients } => format!("db-ceiling-{driver}-{clients}"),
+            Target::DbCeiling { driver, clients, db_latency_us: None } => {
+                format!("db-ceiling-{driver}-{clients}")
+            }
+            Target::DbCeiling { driver, clients, db_latency_us: Some(us) } => {
+                format!("db-ceiling-{driver}-{clients}-db{us}us")
+            }
         }
     }
 }
@@ -122,7 +129,8 @@ impl<'a> Dataset<'a> {
             for cell in &run.ceilings.db {
                 // Files from before the diesel ceiling measured through sqlx only.
                 let driver = cell.driver.clone().unwrap_or_else(|| "sqlx".into());
-                add(Target::DbCeiling { driver, clients: cell.concurrency }, cell);
+                let (clients, db_latency_us) = (cell.concurrency, cell.db_latency_us);
+                add(Target::DbCeiling { driver, clients, db_latency_us }, cell);
             }
             for stack in &run.stacks {
                 if !stacks.contains(&stack.name) {
@@ -180,6 +188,21 @@ impl<'a> Dataset<'a> {
         bookstore_app::stacks::find(name).ok().map(|info| info.db_calls)
     }
 
+    /// The round trip the relay added between `stack` (a stack's or a variant's name) and
+    /// its database, µs; `None` when it reached it directly.
+    pub(crate) fn db_latency_us(&self, stack: &str) -> Option<u64> {
+        self.runs.iter().flat_map(|r| &r.stacks).find(|s| s.name == stack)?.db_latency_us
+    }
+
+    /// The round trip the relay added for `target`: a stack's, or a ceiling's own.
+    pub(crate) fn target_db_latency_us(&self, target: &Target) -> Option<u64> {
+        match target {
+            Target::Stack(name) => self.db_latency_us(name),
+            Target::HttpCeiling => None,
+            Target::DbCeiling { db_latency_us, .. } => *db_latency_us,
+        }
+    }
+
     /// The fixed-load windows of `stack` in `scenario` at `rate` (a [`Rate::label`]).
     pub(crate) fn equal_load_cell(
         &self,
@@ -204,13 +227,27 @@ impl<'a> Dataset<'a> {
     /// (by the scenario's metric): the responder for scenarios without database access, the
     /// same statements straight through each driver's store otherwise.
     pub(crate) fn ceilings(&self, scenario: &str, concurrency: u32) -> Vec<(Target, f64)> {
+        self.ceilings_at(scenario, concurrency, None)
+    }
+
+    /// The same, of the ceilings measured behind the database latency relay at
+    /// `db_latency_us` (`None`: reaching the database directly, and the HTTP ceiling).
+    pub(crate) fn ceilings_at(
+        &self,
+        scenario: &str,
+        concurrency: u32,
+        db_latency_us: Option<u64>,
+    ) -> Vec<(Target, f64)> {
         let metric = Metric::for_scenario(scenario);
+        let at_latency = |target: &Target| match target {
+            Target::Stack(_) => false,
+            Target::HttpCeiling => db_latency_us.is_none(),
+            Target::DbCeiling { db_latency_us: own, .. } => *own == db_latency_us,
+        };
         let mut found: Vec<(Target, f64)> = self
             .cells
             .iter()
-            .filter(|((target, s, c), _)| {
-                !matches!(target, Target::Stack(_)) && s == scenario && *c == concurrency
-            })
+            .filter(|((target, s, c), _)| at_latency(target) && s == scenario && *c == concurrency)
             .filter_map(|((target, _, _), windows)| {
                 let values: Vec<f64> =
                     windows.by_round(|cell| Some(metric.of(cell))).into_values().collect();
@@ -341,6 +378,19 @@ impl Metric {
 
 /// What a variant changes of its stack, as a phrase: "run with --workers 1", "with a relay
 /// adding 1000 µs to each database round trip", or both.
+/// The round trip the relay added, as the pages show it: "+1ms", or "0" for the
+/// database reached directly.
+pub(crate) fn latency_text(db_latency_us: Option<u64>) -> String {
+    db_latency_us.map_or("0".into(), |us| {
+        format!("+{}", humantime::format_duration(std::time::Duration::from_micros(us)))
+    })
+}
+
+/// ", +1ms" after a ceiling's name; empty for one reaching its database directly.
+fn relayed_text(db_latency_us: Option<u64>) -> String {
+    db_latency_us.map_or(String::new(), |us| format!(", {}", latency_text(Some(us))))
+}
+
 fn variant_change(stack: &crate::results::StackResults) -> String {
     let mut changes = Vec::new();
     if !stack.args.is_empty() {

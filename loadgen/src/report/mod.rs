@@ -14,6 +14,7 @@
 mod axes;
 pub mod compare;
 pub(crate) mod dataset;
+mod deployment;
 mod efficiency;
 mod equal_load;
 pub mod export;
@@ -96,6 +97,7 @@ struct Page {
     efficiency: Vec<efficiency::EfficiencyTable>,
     cpu_bound: Option<efficiency::CpuBound>,
     axes: Vec<axes::AxisTable>,
+    deployment: Option<deployment::Deployment>,
     integrity: integrity::Integrity,
     postgres: Vec<postgres::PostgresRow>,
     postgres_concurrency: u32,
@@ -140,6 +142,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         efficiency: dataset.scenarios.iter().map(|s| efficiency::table(&dataset, s)).collect(),
         cpu_bound: efficiency::cpu_bound(&dataset),
         axes: axes::tables(&dataset),
+        deployment: deployment::section(&dataset),
         integrity: integrity::integrity(&dataset),
         postgres: postgres::rows(&dataset),
         postgres_concurrency: dataset.concurrency.iter().copied().max().unwrap_or(0),

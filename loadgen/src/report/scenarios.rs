@@ -232,7 +232,7 @@ fn ceiling_label(
                 .into_iter()
                 .filter(|(target, _)| target != ceiling)
                 .map(|(target, median)| match target {
-                    Target::DbCeiling { driver, clients } => {
+                    Target::DbCeiling { driver, clients, .. } => {
                         format!("{driver} at c = {clients}: {median:.0}/s")
                     }
                     other => format!("{}: {median:.0}/s", other.name()),

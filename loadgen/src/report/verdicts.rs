@@ -142,12 +142,18 @@ impl Family {
     /// few pairs, not of every pair of the table. `None` where either side is not qualified
     /// or they share fewer than two rounds.
     pub(crate) fn against(&self, reference: &str, others: &[&str]) -> Vec<Option<Comparison>> {
+        let pairs: Vec<(&str, &str)> = others.iter().map(|other| (reference, *other)).collect();
+        self.pairs_family(&pairs)
+    }
+
+    /// Each `(a, b)`: b against a, these comparisons a family of their own.
+    pub(crate) fn pairs_family(&self, pairs: &[(&str, &str)]) -> Vec<Option<Comparison>> {
         let samples = |name: &str| {
             self.members.iter().find(|m| m.name == name && m.qualified()).map(|m| &m.samples)
         };
-        let tests: Vec<Option<LogRatio>> = others
+        let tests: Vec<Option<LogRatio>> = pairs
             .iter()
-            .map(|other| LogRatio::paired(&paired(samples(reference)?, samples(other)?)))
+            .map(|(a, b)| LogRatio::paired(&paired(samples(a)?, samples(b)?)))
             .collect();
         family(&tests, FALSE_DISCOVERY_RATE)
     }
@@ -195,23 +201,26 @@ fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64,
 impl CeilingShares {
     pub(crate) fn of(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
-        let Some(target) = dataset.ceiling(scenario, concurrency) else {
-            return Self { shares: BTreeMap::new() };
-        };
-        let ceiling = dataset.cell(&target, scenario, concurrency);
-        let reference = ceiling.by_round(|cell| Some(metric.of(cell)));
         let mut names = Vec::new();
         let mut tests = Vec::new();
-        if ceiling.disqualified().is_none() {
-            for stack in &dataset.stacks {
-                let cell = dataset.cell(&Target::Stack(stack.clone()), scenario, concurrency);
-                if cell.is_empty() || cell.disqualified().is_some() {
-                    continue;
-                }
-                let own = cell.by_round(|cell| Some(metric.of(cell)));
-                names.push(stack.clone());
-                tests.push(LogRatio::paired(&paired(&reference, &own)));
+        for stack in &dataset.stacks {
+            // A party behind the relay is bounded by the ceiling behind the same relay.
+            let latency = dataset.db_latency_us(stack);
+            let Some((target, _)) =
+                dataset.ceilings_at(scenario, concurrency, latency).into_iter().next()
+            else {
+                continue;
+            };
+            let ceiling = dataset.cell(&target, scenario, concurrency);
+            let cell = dataset.cell(&Target::Stack(stack.clone()), scenario, concurrency);
+            if ceiling.disqualified().is_some() || cell.is_empty() || cell.disqualified().is_some()
+            {
+                continue;
             }
+            let reference = ceiling.by_round(|cell| Some(metric.of(cell)));
+            let own = cell.by_round(|cell| Some(metric.of(cell)));
+            names.push(stack.clone());
+            tests.push(LogRatio::paired(&paired(&reference, &own)));
         }
         let shares = names
             .into_iter()

@@ -29,6 +29,8 @@ fn cell() -> Cell {
     let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
     cell.beside_concurrency = Some(2);
     cell.driver = Some("diesel".into());
+    cell.db_latency_us = Some(1000);
+    cell.server_threads = Some(1);
     cell.sql = Some(SqlStats {
         statements_per_request: 1.0,
         statements: 1,
@@ -132,6 +134,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             parity: vec![],
             rates: vec![Rate::Share(0.7), Rate::PerSecond(5000.0)],
             arrivals: Some(String::new()),
+            cpu_placement: vec![TierCpus { tier: String::new(), cpus: vec![0] }],
         },
         ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
         stacks: vec![StackResults {

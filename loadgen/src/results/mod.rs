@@ -30,7 +30,7 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
 /// without them), 4 since a round holds every concurrency, 5 since PostgreSQL's counters
 /// and backend waits per cell (additions: older files read without them).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -161,6 +161,20 @@ pub struct Settings {
     /// (`--poisson`). Absent without the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<String>,
+    /// `--cpus`: the CPUs each tier's processes were pinned to, as read back from them after
+    /// pinning. Empty: no placement, every process on every CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_placement: Vec<TierCpus>,
+}
+
+/// The CPUs one tier of the run was pinned to (`--cpus`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TierCpus {
+    /// `server`, `client`, `db` or `relay`.
+    pub tier: String,
+    /// The CPUs its processes may run on, as the kernel reports them.
+    pub cpus: Vec<usize>,
 }
 
 /// A rate of the fixed-load phase (`--rates`).
@@ -320,6 +334,11 @@ pub struct Cell {
     /// (absent in files written when sqlx was the only one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
+    /// The round trip a relay added between the measured party and its database
+    /// (`--db-latency`), µs: a stack's or variant's cells carry their party's, a database
+    /// ceiling's its own. Absent when the database was reached directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_latency_us: Option<u64>,
     /// When its warm-up began, in seconds since the run started (absent in files written
     /// before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -357,6 +376,11 @@ pub struct Cell {
     pub cpu_seconds: CpuSeconds,
     /// The server's peak resident memory during the cell.
     pub server_peak_rss_bytes: Option<u64>,
+    /// The server's threads when the window closed (a blocking pool's threads outlive a
+    /// window by seconds, so this is about the most it used). Absent when the process
+    /// cannot be seen, and in files before version 7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_threads: Option<u64>,
     /// SQL statements per request, and PostgreSQL's counters, over the cell.
     pub sql: Option<SqlStats>,
     /// What the database's client backends were doing during the window, sampled from
@@ -648,6 +672,7 @@ impl Cell {
             round,
             beside_concurrency: None,
             driver: None,
+            db_latency_us: None,
             started_seconds: None,
             mode,
             warmup_seconds: report.warmup_elapsed.as_secs_f64(),
@@ -677,6 +702,7 @@ impl Cell {
             mean_in_flight: report.mean_in_flight(),
             cpu_seconds: CpuSeconds::default(),
             server_peak_rss_bytes: None,
+            server_threads: None,
             sql: None,
             backend_waits: None,
             audit: None,

@@ -23,6 +23,7 @@
 mod ceiling;
 pub(crate) mod database;
 mod equal_load;
+pub mod placement;
 mod prepare;
 mod probe;
 mod rounds;
@@ -105,6 +106,8 @@ pub struct SuiteOptions {
     pub rates: Vec<Rate>,
     /// How the fixed-load phase's requests arrive.
     pub arrivals: Arrivals,
+    /// `--cpus`: the CPUs of each tier; `None`: every process anywhere.
+    pub placement: Option<placement::Placement>,
     /// The command line, for the record.
     pub command_line: Vec<String>,
 }
@@ -322,14 +325,44 @@ impl SuiteOptions {
         if self.db_ceiling_at_concurrency {
             clients.extend(self.concurrency.iter().map(|&c| DbClients::Stacks(c)));
         }
-        for clients in clients {
-            windows.extend(
-                ceiling::Driver::ALL
-                    .into_iter()
-                    .map(|driver| Window::DbCeiling { driver, clients }),
-            );
+        // Behind the relay at each latency a party is measured at, too.
+        let latencies = std::iter::once(None).chain(self.db_latencies().into_iter().map(Some));
+        for db_latency in latencies {
+            for &clients in &clients {
+                windows.extend(ceiling::Driver::ALL.into_iter().map(|driver| Window::DbCeiling {
+                    driver,
+                    clients,
+                    db_latency,
+                }));
+            }
         }
         windows
+    }
+
+    /// The round trips the parties are measured behind (`--db-latency`), each once, shortest
+    /// first.
+    fn db_latencies(&self) -> Vec<Duration> {
+        let mut latencies: Vec<Duration> =
+            self.variants.iter().filter_map(|v| v.db_latency).collect();
+        latencies.sort();
+        latencies.dedup();
+        latencies
+    }
+
+    /// Connections the database must allow: every party keeps its pool open for the whole
+    /// run (a variant's `--pool-max` is its own), the database ceiling while it runs, and
+    /// the suite's own.
+    fn database_connections(&self) -> u32 {
+        let pool_of = |args: &[String]| {
+            args.chunks(2)
+                .find(|pair| pair[0] == "--pool-max")
+                .and_then(|pair| pair.get(1)?.parse().ok())
+                .unwrap_or(self.pool_max)
+        };
+        let stacks = self.stacks.len() as u32 * self.pool_max;
+        let variants: u32 = self.variants.iter().map(|v| pool_of(&v.args)).sum();
+        let ceiling = if self.ceilings { self.pool_max } else { 0 };
+        stacks + variants + ceiling + SPARE_CONNECTIONS
     }
 
     fn total_windows(&self) -> u64 {
@@ -388,6 +421,24 @@ impl SuiteOptions {
             anyhow::bail!(
                 "--concurrency {c} is less than {} shards: each shard needs a connection",
                 shard.count
+            );
+        }
+        Ok(())
+    }
+
+    /// A placement names CPUs this process may use, and only tiers the suite runs itself.
+    fn check_placement(&self) -> anyhow::Result<()> {
+        use placement::Tier;
+        let Some(placement) = &self.placement else { return Ok(()) };
+        placement.check_available().map_err(anyhow::Error::msg)?;
+        if placement.places(Tier::Server) && self.running.is_some() {
+            anyhow::bail!(
+                "--cpus server=…: the stacks were started by someone else (--targets, --compose); place them where they run"
+            );
+        }
+        if placement.cpus(Tier::Db).is_some() && self.database_url.is_some() {
+            anyhow::bail!(
+                "--cpus db=…: the database is not the suite's own (--database-url); place it where it runs"
             );
         }
         Ok(())
@@ -509,6 +560,7 @@ fn parity() -> Vec<String> {
 /// Runs the suite, writing `options.output` after every window; returns the final results.
 pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunResults> {
     options.check_shard()?;
+    options.check_placement()?;
     options.check_binaries()?;
     let output_dir = options.output.parent().unwrap_or(Path::new(".")).to_owned();
     std::fs::create_dir_all(&output_dir)

@@ -7,6 +7,7 @@ use std::time::Duration;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
+use super::placement::{self, Tier};
 use super::rounds::{PreparedStack, Suite};
 use super::server::{self, ServerProcess};
 use super::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, database, parity, probe};
@@ -84,6 +85,9 @@ impl Suite<'_> {
                     continue;
                 }
             };
+            // Placed once ready: its runtime's threads exist, and threads it starts later
+            // (a blocking pool's) inherit their creator's CPUs.
+            self.place(Tier::Server, server.pid()).map_err(anyhow::Error::msg)?;
             self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
             if !self.check_contract(index, server.addr(), "")? {
                 continue;
@@ -132,11 +136,7 @@ impl Suite<'_> {
     /// of an echo server on loopback — at each round trip they ask for, before anything else
     /// runs; recorded in the results.
     pub(super) fn calibrate_relays(&mut self) -> anyhow::Result<()> {
-        let mut latencies: Vec<Duration> =
-            self.options.variants.iter().filter_map(|v| v.db_latency).collect();
-        latencies.sort();
-        latencies.dedup();
-        for latency in latencies {
+        for latency in self.options.db_latencies() {
             let echo = bookstore_relay::EchoServer::start()?;
             let relay = self
                 .spawn_relay("calibration", echo.addr(), latency)
@@ -161,7 +161,7 @@ impl Suite<'_> {
     /// Starts `db-relay` (from the binaries' directory) in front of the database of `url`,
     /// adding `latency` to each round trip, kept running to the end of the run; the URL
     /// through it, and its process id.
-    fn start_relay(
+    pub(super) fn start_relay(
         &mut self,
         name: &str,
         url: &str,
@@ -174,9 +174,10 @@ impl Suite<'_> {
         Ok((relayed, pid))
     }
 
-    /// A `db-relay` process forwarding to `upstream` with `latency` added, listening.
+    /// A `db-relay` process forwarding to `upstream` with `latency` added, listening (and
+    /// placed, with `--cpus`).
     fn spawn_relay(
-        &self,
+        &mut self,
         name: &str,
         upstream: std::net::SocketAddr,
         latency: Duration,
@@ -192,7 +193,26 @@ impl Suite<'_> {
         let log = self.logs.join(format!("{name}.relay.log"));
         let mut relay = ServerProcess::start(&format!("{name} relay"), &binary, &args, &[], log)?;
         relay.wait_listening()?;
+        self.place(Tier::Relay, relay.pid())?;
         Ok(relay)
+    }
+
+    /// Pins `pid` and its descendants to the CPUs `--cpus` gives `tier`, if any; the first
+    /// process of a tier records what the kernel reported back.
+    pub(super) fn place(&mut self, tier: Tier, pid: u32) -> Result<(), String> {
+        let Some(cpus) = self.options.placement.as_ref().and_then(|p| p.cpus(tier)) else {
+            return Ok(());
+        };
+        let got = placement::pin(pid, cpus)?;
+        self.record_placement(tier, got);
+        Ok(())
+    }
+
+    pub(super) fn record_placement(&mut self, tier: Tier, got: placement::TierCpusOf) {
+        let recorded = &mut self.results.settings.cpu_placement;
+        if !recorded.iter().any(|t| t.tier == tier.name()) {
+            recorded.push(got.record(tier));
+        }
     }
 
     /// A stack's entry in the results, `measured` until something says otherwise; its index.
@@ -307,6 +327,7 @@ pub(super) fn new_results(
             rates: options.equal_load_rates().to_vec(),
             arrivals: (!options.equal_load_rates().is_empty())
                 .then(|| options.arrivals.name().to_owned()),
+            cpu_placement: Vec::new(),
         },
         ceilings: Ceilings::default(),
         stacks: Vec::new(),

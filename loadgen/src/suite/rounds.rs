@@ -9,10 +9,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
+use super::placement::{self, Tier};
 use super::sampler::{BackendSampler, CpuSampler};
 use super::server::ServerProcess;
-use super::{RESPONDER, SPARE_CONNECTIONS, SuiteOptions, ceiling, database, shard};
+use super::{RESPONDER, SuiteOptions, ceiling, database, shard};
 use crate::engine::{self, LiveCounter, LoadReport};
 use crate::progress::Progress;
 use crate::results::{Cell, LoadMode, OpenLoop, RunResults, ShardPart, SqlStats};
@@ -26,8 +28,9 @@ pub(crate) enum Window {
     /// The minimal responder beside the stacks at this concurrency, for scenarios without
     /// database access.
     HttpCeiling(u32),
-    /// The scenario's statements straight through a driver's store, for the others.
-    DbCeiling { driver: ceiling::Driver, clients: DbClients },
+    /// The scenario's statements straight through a driver's store, for the others;
+    /// behind the database latency relay with a `db_latency`.
+    DbCeiling { driver: ceiling::Driver, clients: DbClients, db_latency: Option<Duration> },
     /// An index into the prepared stacks, at this concurrency.
     Stack(usize, u32),
 }
@@ -90,6 +93,9 @@ pub(crate) struct Suite<'a> {
     pub(super) started: std::time::Instant,
     /// When the results file was last written.
     pub(super) saved: Option<std::time::Instant>,
+    /// The database ceiling's relays (`--db-latency`): per round trip, the URL through it
+    /// and its process id (the processes are in `relays`).
+    pub(super) ceiling_relays: Vec<(std::time::Duration, String, u32)>,
 }
 
 impl<'a> Suite<'a> {
@@ -98,13 +104,27 @@ impl<'a> Suite<'a> {
         options: &'a SuiteOptions,
         stop: Arc<AtomicBool>,
     ) -> anyhow::Result<RunResults> {
+        let client_cpus = options.placement.as_ref().and_then(|p| p.cpus(Tier::Client));
+        let Some(cpus) = client_cpus else { return Self::run_placed(options, stop, None) };
+        // This process's own threads only: a test harness running the suite keeps its other
+        // children where they were, and gets its CPUs back at the end.
+        let before = placement::affinity(std::process::id()).map_err(anyhow::Error::msg)?;
+        let got = placement::pin_own_threads(cpus).map_err(anyhow::Error::msg)?;
+        let result = Self::run_placed(options, stop, Some(got));
+        placement::pin_own_threads(&before).map_err(anyhow::Error::msg)?;
+        result
+    }
+
+    /// The run, the client already placed where `client` says.
+    fn run_placed(
+        options: &'a SuiteOptions,
+        stop: Arc<AtomicBool>,
+        client: Option<placement::TierCpusOf>,
+    ) -> anyhow::Result<RunResults> {
         let logs = options.output.with_extension("logs");
         std::fs::create_dir_all(&logs)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
-        // Every stack keeps its pool open for the whole run, and so does the database
-        // ceiling while it runs.
-        let pools = options.stack_parties() as u32 + u32::from(options.ceilings);
-        let max_connections = options.pool_max * pools + SPARE_CONNECTIONS;
+        let max_connections = options.database_connections();
         let mut database = database::BenchDatabase::open(
             options.database_url.as_deref(),
             options.db_provider,
@@ -128,7 +148,14 @@ impl<'a> Suite<'a> {
             backends,
             started: std::time::Instant::now(),
             saved: None,
+            ceiling_relays: Vec::new(),
         };
+        if let Some(client) = client {
+            suite.record_placement(Tier::Client, client);
+        }
+        if let Some(postgres) = suite.database.postgres_pid() {
+            suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?;
+        }
         suite.calibrate_relays()?;
         if !suite.database.statements_available() {
             suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
@@ -223,8 +250,8 @@ impl<'a> Suite<'a> {
                     Window::HttpCeiling(concurrency) => {
                         self.http_ceiling(scenario, concurrency, round)?
                     }
-                    Window::DbCeiling { driver, clients } => {
-                        self.db_ceiling(scenario, round, driver, clients)?
+                    Window::DbCeiling { driver, clients, db_latency } => {
+                        self.db_ceiling(scenario, round, driver, clients, db_latency)?
                     }
                     Window::Stack(stack, concurrency) => {
                         self.stack_window(stack, scenario, concurrency, round, None, None)?
@@ -299,6 +326,7 @@ impl<'a> Suite<'a> {
             responder
                 .wait_ready("/health")
                 .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
+            self.place(Tier::Server, responder.pid()).map_err(anyhow::Error::msg)?;
             self.responder = Some(responder);
         }
         let responder = self.responder.as_ref().expect("started above");
@@ -324,21 +352,29 @@ impl<'a> Suite<'a> {
     /// A pool-size window does not depend on the stacks' concurrency, so it is measured
     /// once per round and recorded beside each concurrency of the round: one cell per
     /// concurrency, the same measurement (the same `started_seconds`).
+    ///
+    /// With a `db_latency`, its pool reaches the database through a relay adding that round
+    /// trip (one per latency, started at its first window and kept to the end of the run).
     fn db_ceiling(
         &mut self,
         scenario: Scenario,
         round: u32,
         driver: ceiling::Driver,
         clients: DbClients,
+        db_latency: Option<Duration>,
     ) -> anyhow::Result<()> {
         let name = DB_CEILING_DATABASE;
-        let url = match &self.db_ceiling_url {
+        let direct = match &self.db_ceiling_url {
             Some(url) => url.clone(),
             None => {
                 let url = self.database.fresh(name)?;
                 self.db_ceiling_url = Some(url.clone());
                 url
             }
+        };
+        let (url, relay_pid) = match db_latency {
+            None => (direct, None),
+            Some(latency) => self.ceiling_relay(&direct, latency)?,
         };
         let pool = self.options.pool_max;
         let (concurrency, beside) = match clients {
@@ -351,8 +387,10 @@ impl<'a> Suite<'a> {
         if scenario.writes() {
             self.database.restore(name)?;
         }
+        let relayed =
+            db_latency.map_or(String::new(), |l| format!(" +{}", humantime::format_duration(l)));
         let label = format!(
-            "ceiling db {}  {scenario}  c={concurrency} (beside {})  round {}",
+            "ceiling db {}{relayed}  {scenario}  c={concurrency} (beside {})  round {}",
             driver.name(),
             beside_text.join(", "),
             round + 1
@@ -361,7 +399,7 @@ impl<'a> Suite<'a> {
         let live = Arc::new(LiveCounter::new(workers));
         let mut plan = self.options.plan(concurrency, &self.stop, &live);
         plan.workers = workers;
-        let mut sampler = CpuSampler::new(None, self.database.postgres_pid(), None);
+        let mut sampler = CpuSampler::new(None, self.database.postgres_pid(), relay_pid);
         self.database.reset_statements(name);
         let ticker = self.progress.running(label.clone(), live);
         let started = self.started.elapsed().as_secs_f64();
@@ -383,6 +421,7 @@ impl<'a> Suite<'a> {
             None,
         )?;
         cell.driver = Some(driver.name().to_owned());
+        cell.db_latency_us = db_latency.map(|l| l.as_micros() as u64);
         cell.started_seconds = Some(started);
         for concurrency in beside {
             let mut cell = cell.clone();
@@ -390,6 +429,24 @@ impl<'a> Suite<'a> {
             self.results.ceilings.db.push(cell);
         }
         self.save()
+    }
+
+    /// The URL of the database ceiling's database through a relay adding `latency`, and
+    /// the relay's process id: started at the first window that needs it.
+    fn ceiling_relay(
+        &mut self,
+        direct: &str,
+        latency: Duration,
+    ) -> anyhow::Result<(String, Option<u32>)> {
+        if let Some((_, url, pid)) = self.ceiling_relays.iter().find(|(l, _, _)| *l == latency) {
+            return Ok((url.clone(), Some(*pid)));
+        }
+        let name = format!("ceiling.db{}", humantime::format_duration(latency)).replace(' ', "");
+        let (url, pid) = self
+            .start_relay(&name, direct, latency)
+            .map_err(|e| anyhow::anyhow!("the database ceiling's relay: {e}"))?;
+        self.ceiling_relays.push((latency, url.clone(), pid));
+        Ok((url, Some(pid)))
     }
 
     /// One window of a stack: a shard's in its `slot`, with its share of the connections;
@@ -425,6 +482,7 @@ impl<'a> Suite<'a> {
         };
         let mut cell =
             self.http_cell(&label, &target, scenario, concurrency, round, slot, offer)?;
+        cell.db_latency_us = self.results.stacks[stack.index].db_latency_us;
         let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
         if let Some(exit) = &exit {
             cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
@@ -559,6 +617,7 @@ impl<'a> Suite<'a> {
         }
         cell.cpu_seconds = sampler.seconds();
         cell.server_peak_rss_bytes = server_pid.and_then(crate::procfs::peak_rss_bytes);
+        cell.server_threads = sampler.server_threads;
         if let Some((database, load)) = database {
             cell.sql = self.database.statements(database).map(|stats| {
                 let requests = cell.requests_total();

@@ -20,6 +20,8 @@ pub(crate) struct CpuSampler {
     end: Reading,
     /// When the window opened, by the wall clock (shards compare theirs).
     pub(crate) window_started_unix_seconds: f64,
+    /// The server's threads when the window closed.
+    pub(crate) server_threads: Option<u64>,
 }
 
 /// CPU seconds so far: server, PostgreSQL, this process, relay.
@@ -38,6 +40,7 @@ impl CpuSampler {
             start: (None, None, 0.0, None),
             end: (None, None, 0.0, None),
             window_started_unix_seconds: 0.0,
+            server_threads: None,
         }
     }
 
@@ -69,6 +72,7 @@ impl WindowHooks for CpuSampler {
     }
     fn measure_ended(&mut self) {
         self.end = self.read();
+        self.server_threads = self.server_pid.and_then(procfs::threads);
     }
 }
 

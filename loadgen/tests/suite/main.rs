@@ -85,6 +85,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         db_ceiling_at_concurrency: false,
         rates: vec![],
         arrivals: loadgen::engine::Arrivals::Constant,
+        placement: None,
         command_line: vec!["test".into()],
     }
 }
@@ -808,13 +809,13 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
 }
 
 #[test]
-fn with_db_latency_a_stack_is_measured_again_behind_the_relay_and_each_request_pays_it() {
+fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_the_relay_and_each_request_pays_it()
+ {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.scenarios = vec![Scenario::BookById];
     options.concurrency = vec![2];
-    options.ceilings = false;
     let round_trip = Duration::from_millis(3);
     options.variants = vec![suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
     let (results, command_lines) = run_watching_processes(&options);
@@ -856,6 +857,41 @@ fn with_db_latency_a_stack_is_measured_again_behind_the_relay_and_each_request_p
         assert!((0.0..=cell.window_seconds * 2.0).contains(&relay), "{relay}");
     }
     assert!(near.cells.iter().all(|c| c.cpu_seconds.relay.is_none()));
+    // Each window carries its latency, and the server's threads.
+    assert!(far.cells.iter().all(|c| c.db_latency_us == Some(3000)));
+    assert!(near.cells.iter().all(|c| c.db_latency_us.is_none()));
+    assert!(far.cells.iter().all(|c| c.server_threads.is_some_and(|t| t >= 2)));
+    // The database ceiling, through each driver, directly and behind a relay of its own
+    // at the same round trip: each of its statements pays it too.
+    for driver in ["sqlx", "diesel"] {
+        let ceiling = |latency: Option<u64>| -> Vec<Cell> {
+            let cells = results.ceilings.db.iter();
+            let mine = cells.filter(|c| c.driver.as_deref() == Some(driver));
+            mine.filter(|c| c.db_latency_us == latency).cloned().collect()
+        };
+        let (direct, relayed) = (ceiling(None), ceiling(Some(3000)));
+        assert_eq!((direct.len(), relayed.len()), (2, 2), "{driver}: one window per round each");
+        assert!(relayed.iter().all(|c| c.cpu_seconds.relay.is_some()));
+        let (direct_p50, relayed_p50) = (
+            merged_latency(&direct).value_at_quantile(0.5),
+            merged_latency(&relayed).value_at_quantile(0.5),
+        );
+        assert!(
+            relayed_p50 >= direct_p50 + 3000,
+            "{driver}: p50 {direct_p50} µs direct, {relayed_p50} µs behind the relay"
+        );
+    }
+    // `compare` shows the latency as a column of its own.
+    let changes = loadgen::report::compare::compare(
+        std::slice::from_ref(&results),
+        std::slice::from_ref(&results),
+    );
+    let table = loadgen::report::compare::table(&changes);
+    assert!(
+        table.lines().any(|l| l.starts_with("axum-serde-sqlx.db3ms") && l.contains(" +3ms ")),
+        "{table}"
+    );
+    assert!(table.lines().any(|l| l.starts_with("DB ceiling (sqlx, c = 4, +3ms)")), "{table}");
     // The page says what the variant changed.
     let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
     assert!(
@@ -863,6 +899,110 @@ fn with_db_latency_a_stack_is_measured_again_behind_the_relay_and_each_request_p
         "the page does not say what the variant is"
     );
     assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_and_pool() {
+    // scripts/deployment-study.sh --tiny: pools 2 and 4, directly and 2 ms away, the async
+    // stack and the blocking one with threads = pool and = 2 × pool, checkoutCreate.
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/deployment-study.sh");
+    let output = std::process::Command::new(&script)
+        .arg("--tiny")
+        .env("BIN_DIR", bin_dir())
+        .env("OUTPUT", &output_file)
+        .env("PAGE", &page_file)
+        .output()
+        .expect("run scripts/deployment-study.sh");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "deployment-study.sh failed:\n{said}");
+    let results = RunResults::read(&output_file).unwrap();
+    // 2 latencies × 2 pools × (async, blocking at pool, blocking at 2 × pool), each once.
+    let parties: Vec<(&str, Option<u64>)> =
+        results.stacks.iter().map(|s| (s.name.as_str(), s.db_latency_us)).collect();
+    assert_eq!(parties.len(), 12, "{parties:?}");
+    assert!(results.stacks.iter().all(|s| s.status == "measured"), "{parties:?}");
+    let flags = |name: &str| &results.stacks.iter().find(|s| s.name == name).unwrap().args;
+    assert_eq!(
+        flags("axum-serde-diesel.p4.t8.db2ms"),
+        &["--pool-max", "4", "--blocking-threads", "8"]
+    );
+    assert_eq!(parties.iter().filter(|(_, l)| *l == Some(2000)).count(), 6);
+    // Every checkout audited, the ceilings measured directly and behind the relay.
+    for stack in &results.stacks {
+        for cell in &stack.cells {
+            assert!(cell.audit.as_ref().is_some_and(|a| a.passed), "{}", stack.name);
+        }
+    }
+    assert!(results.ceilings.db.iter().any(|c| c.db_latency_us == Some(2000)));
+    let page = std::fs::read_to_string(&page_file).unwrap();
+    let section =
+        page.split("data-deployment=\"checkoutCreate:8\"").nth(1).expect("the study's table");
+    let table = section.split("</table>").next().unwrap();
+    // One row per party, the latency, pool and access style derived from the results.
+    assert_eq!(table.matches("<tr><td>").count(), 12, "{table}");
+    assert!(table.contains("<td>+2ms</td><td>4</td><td class=\"left\">axum-serde-diesel.p4.t8.db2ms</td><td class=\"left\">blocking, 8 threads</td>"), "{table}");
+    // Behind the relay, a bound from the statements counted and the calibrated round trip;
+    // each blocking party against the async one of its latency and pool.
+    let far_async = table
+        .split("<tr>")
+        .find(|row| row.contains(">axum-serde-sqlx.p2.db2ms<"))
+        .expect("the async party 2 ms away");
+    assert!(!far_async.contains("<td>–</td><td>–</td>"), "{far_async}");
+    let verdicts = section.split("</table>").nth(1).unwrap();
+    assert!(verdicts.contains("+2ms: blocking higher in"), "{verdicts}");
+    assert!(verdicts.contains("0: blocking higher in"), "{verdicts}");
+    assert!(verdicts.contains("DB ceiling (sqlx, c = 2, +2ms)"), "{verdicts}");
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
+fn with_cpus_each_tier_is_pinned_and_the_results_record_what_the_kernel_reports() {
+    let _serial = serial();
+    let allowed = cpus_allowed();
+    let (first, last) = (allowed[0], *allowed.last().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.scenarios = vec![Scenario::BookById];
+    options.concurrency = vec![2];
+    options.rounds = 1;
+    options.ceilings = false;
+    let spec = format!(
+        "server={last},client={},db={first}",
+        allowed.iter().map(usize::to_string).collect::<Vec<_>>().join("+")
+    );
+    options.placement = Some(suite::placement::Placement::parse(&spec).unwrap());
+    let (results, _) = run_watching_processes(&options);
+    let recorded: Vec<(&str, &[usize])> = results
+        .settings
+        .cpu_placement
+        .iter()
+        .map(|t| (t.tier.as_str(), t.cpus.as_slice()))
+        .collect();
+    assert_eq!(recorded, [("client", &allowed[..]), ("db", &[first][..]), ("server", &[last][..])],);
+    assert_eq!(results.stacks[0].status, "measured");
+    // The client got its CPUs back.
+    assert_eq!(cpus_allowed(), allowed);
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+/// The CPUs this process may run on, from /proc.
+fn cpus_allowed() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    list.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
 }
 
 /// The latencies of `cells`' successes, merged.

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The deployment study (README "The database farther away"): does blocking database access
+# on a thread pool or an async driver win once PostgreSQL is a round trip away, where does
+# the pool become the bound, and what does each style pay in threads and memory?
+#
+# One suite run, so that every comparison is made round by round on the same machine: the
+# async stack ($ASYNC) and the blocking one ($BLOCKING, the same framework and serializer)
+# at every pool size of $POOLS, the blocking one with blocking threads = pool and = 2 × pool,
+# each behind a relay adding every round trip of $LATENCIES (db-relay; 0 is direct) — as
+# labelled variants (`<stack>.p<pool>[.t<threads>][.db<latency>]`) in the same rounds. The
+# page's section "The database farther away" answers from the results file.
+#
+#   scripts/deployment-study.sh            # the full grid: 4 scenarios × 27 parties
+#   scripts/deployment-study.sh --tiny     # 12 parties, one scenario, 2 rounds (its test)
+#   POOLS=16,64 LATENCIES=0,1ms scripts/deployment-study.sh --rounds 8
+# Further arguments go to `loadgen suite`. BIN_DIR=… uses binaries already built (else a
+# release build). Quiet machine only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+ASYNC=${ASYNC:-axum-serde-sqlx}
+BLOCKING=${BLOCKING:-axum-serde-diesel}
+POOLS=${POOLS:-16,32,64}
+LATENCIES=${LATENCIES:-0,250us,1ms}
+SCENARIOS=${SCENARIOS:-bookById,bookList,checkoutCreate,checkoutHotspot}
+CONCURRENCY=${CONCURRENCY:-128}
+stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
+OUTPUT=${OUTPUT:-summary/results/$stamp-deployment-study.json}
+PAGE=${PAGE:-summary/deployment-study.html}
+
+extra=()
+timing=(--rounds 5 --duration 1s --no-ceilings)
+for arg in "$@"; do
+    if [ "$arg" = --tiny ]; then
+        POOLS=2,4 LATENCIES=0,2ms SCENARIOS=checkoutCreate CONCURRENCY=8
+        # The ceilings stay in: the tiny run is also the check that they work behind the relay.
+        timing=(--rounds 2 --warmup 50ms --duration 200ms)
+    else
+        extra+=("$arg")
+    fi
+done
+
+IFS=, read -r -a pools <<< "$POOLS"
+IFS=, read -r -a latencies <<< "$LATENCIES"
+[ "${#pools[@]}" -gt 0 ] && [ "${#latencies[@]}" -gt 0 ] || die "POOLS and LATENCIES need a value each"
+
+# The first pool, reached directly, is the stacks themselves; every other party a variant.
+first_pool=${pools[0]}
+variants=()
+for latency in "${latencies[@]}"; do
+    relay=() suffix=
+    if [ "$latency" != 0 ]; then relay=(--db-latency "$latency") suffix=".db$latency"; fi
+    for pool in "${pools[@]}"; do
+        base=$([ "$pool" = "$first_pool" ] && [ -z "$suffix" ] && echo yes || true)
+        [ -n "$base" ] || variants+=(--variant "$ASYNC.p$pool$suffix=$ASYNC --pool-max $pool ${relay[*]}")
+        [ -n "$base" ] || variants+=(--variant "$BLOCKING.p$pool.t$pool$suffix=$BLOCKING --pool-max $pool --blocking-threads $pool ${relay[*]}")
+        twice=$((2 * pool))
+        variants+=(--variant "$BLOCKING.p$pool.t$twice$suffix=$BLOCKING --pool-max $pool --blocking-threads $twice ${relay[*]}")
+    done
+done
+
+if [ -z "${BIN_DIR:-}" ]; then
+    require_cargo
+    ensure_pg_binaries
+    cargo build --release --bins --locked
+    BIN_DIR=target/release
+else
+    ensure_pg_binaries
+fi
+
+say "$(( ${#variants[@]} / 2 + 2 )) parties × scenarios $SCENARIOS at c=$CONCURRENCY; results $OUTPUT, page $PAGE"
+exec "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" \
+    --stacks "$ASYNC,$BLOCKING" --pool-max "$first_pool" --blocking-threads "$first_pool" \
+    --scenarios "$SCENARIOS" --concurrency "$CONCURRENCY" --no-equal-load \
+    "${timing[@]}" "${variants[@]}" --output "$OUTPUT" --report "$PAGE" "${extra[@]}"
