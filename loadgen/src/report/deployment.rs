@@ -22,6 +22,7 @@ use crate::results::{RunResults, StackResults};
 #[derive(Debug, Clone)]
 struct Party {
     name: String,
+    framework: &'static str,
     calls: DbCalls,
     db_latency_us: Option<u64>,
     pool: u32,
@@ -32,7 +33,8 @@ struct Party {
 impl Party {
     fn of(run: &RunResults, stack: &StackResults) -> Option<Self> {
         let registry = stack.variant_of.as_deref().unwrap_or(&stack.name);
-        let calls = bookstore_app::stacks::find(registry).ok()?.db_calls;
+        let info = bookstore_app::stacks::find(registry).ok()?;
+        let (framework, calls) = (info.identity.framework, info.db_calls);
         let flag = |name: &str| {
             stack.args.chunks(2).find(|pair| pair[0] == name).and_then(|pair| pair.get(1))
         };
@@ -44,6 +46,7 @@ impl Party {
         });
         Some(Self {
             name: stack.name.clone(),
+            framework,
             calls,
             db_latency_us: stack.db_latency_us,
             pool,
@@ -182,12 +185,15 @@ fn table(
     let family = Family::rates(dataset, scenario, concurrency);
     let mut order: Vec<&Party> = parties.iter().collect();
     order.sort_by_key(|p| (p.db_latency_us.unwrap_or(0), p.pool, p.threads.unwrap_or(0)));
-    // Each blocking party against the async party of its latency and pool: one family.
+    // Each blocking party against the async party of its framework, latency and pool:
+    // these comparisons one family.
     let reference = |p: &Party| {
         order
             .iter()
             .find(|a| {
-                a.calls == DbCalls::Async && a.db_latency_us == p.db_latency_us && a.pool == p.pool
+                a.calls == DbCalls::Async
+                    && (a.framework, a.db_latency_us, a.pool)
+                        == (p.framework, p.db_latency_us, p.pool)
             })
             .map(|a| a.name.as_str())
     };

@@ -352,7 +352,7 @@ impl SuiteOptions {
     /// Connections the database must allow: every party keeps its pool open for the whole
     /// run (a variant's `--pool-max` is its own), the database ceiling while it runs, and
     /// the suite's own.
-    fn database_connections(&self) -> u32 {
+    pub fn database_connections(&self) -> u32 {
         let pool_of = |args: &[String]| {
             args.chunks(2)
                 .find(|pair| pair[0] == "--pool-max")

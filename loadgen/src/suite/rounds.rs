@@ -95,7 +95,7 @@ pub(crate) struct Suite<'a> {
     pub(super) saved: Option<std::time::Instant>,
     /// The database ceiling's relays (`--db-latency`): per round trip, the URL through it
     /// and its process id (the processes are in `relays`).
-    pub(super) ceiling_relays: Vec<(std::time::Duration, String, u32)>,
+    pub(super) ceiling_relays: Vec<(Duration, String, u32)>,
 }
 
 impl<'a> Suite<'a> {
@@ -153,8 +153,13 @@ impl<'a> Suite<'a> {
         if let Some(client) = client {
             suite.record_placement(Tier::Client, client);
         }
-        if let Some(postgres) = suite.database.postgres_pid() {
-            suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?;
+        let place_db = options.placement.as_ref().is_some_and(|p| p.places(Tier::Db));
+        match suite.database.postgres_pid() {
+            Some(postgres) => suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?,
+            None if place_db => anyhow::bail!(
+                "--cpus db=…: PostgreSQL runs where the suite cannot see its processes (a container); place it there"
+            ),
+            None => {}
         }
         suite.calibrate_relays()?;
         if !suite.database.statements_available() {

@@ -988,6 +988,22 @@ fn with_cpus_each_tier_is_pinned_and_the_results_record_what_the_kernel_reports(
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
 
+#[test]
+fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
+    let mut options = options(PathBuf::from("unused.json"));
+    options.pool_max = 16;
+    let taken = vec![];
+    options.variants = vec![
+        suite::Variant::parse("big=axum-serde-diesel --pool-max 64 --blocking-threads 64", &taken)
+            .unwrap(),
+        suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken).unwrap(),
+    ];
+    // One stack at 16, the variants at 64 and 16, the ceiling at 16, and 40 spare.
+    assert_eq!(options.database_connections(), 16 + 64 + 16 + 16 + 40);
+    options.ceilings = false;
+    assert_eq!(options.database_connections(), 16 + 64 + 16 + 40);
+}
+
 /// The CPUs this process may run on, from /proc.
 fn cpus_allowed() -> Vec<usize> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
