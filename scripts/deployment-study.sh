@@ -10,10 +10,12 @@
 # labelled variants (`<stack>.p<pool>[.t<threads>][.db<latency>]`) in the same rounds. The
 # page's section "The database farther away" answers from the results file.
 #
-#   scripts/deployment-study.sh            # the full grid: 4 scenarios × 27 parties
+#   scripts/deployment-study.sh            # the full grid: 4 scenarios × 27 parties, ~16 min
 #   scripts/deployment-study.sh --tiny     # 12 parties, one scenario, 2 rounds (its test)
-#   POOLS=16,64 LATENCIES=0,1ms scripts/deployment-study.sh --rounds 8
-# Further arguments go to `loadgen suite`. BIN_DIR=… uses binaries already built (else a
+#   POOLS=16,64 LATENCIES=0,1ms ROUNDS=8 CEILINGS=1 scripts/deployment-study.sh
+# ROUNDS (5), DURATION (1s) and CEILINGS (0: none; 1: the database ceilings, directly and
+# behind each relay) set the measurement; further arguments go to `loadgen suite` (not
+# those three: it takes each flag once). BIN_DIR=… uses binaries already built (else a
 # release build). Quiet machine only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,17 +31,22 @@ stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
 OUTPUT=${OUTPUT:-summary/results/$stamp-deployment-study.json}
 PAGE=${PAGE:-summary/deployment-study.html}
 
-extra=()
-timing=(--rounds 5 --duration 1s --no-ceilings)
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-1s}
+CEILINGS=${CEILINGS:-0}
+extra=() warmup=()
 for arg in "$@"; do
     if [ "$arg" = --tiny ]; then
         POOLS=2,4 LATENCIES=0,2ms SCENARIOS=checkoutCreate CONCURRENCY=8
-        # The ceilings stay in: the tiny run is also the check that they work behind the relay.
-        timing=(--rounds 2 --warmup 50ms --duration 200ms)
+        ROUNDS=2 DURATION=200ms warmup=(--warmup 50ms)
+        # The tiny run is also the check that the ceilings work behind the relay.
+        CEILINGS=1
     else
         extra+=("$arg")
     fi
 done
+timing=(--rounds "$ROUNDS" --duration "$DURATION" "${warmup[@]}")
+[ "$CEILINGS" = 1 ] || timing+=(--no-ceilings)
 
 IFS=, read -r -a pools <<< "$POOLS"
 IFS=, read -r -a latencies <<< "$LATENCIES"
@@ -50,7 +57,8 @@ first_pool=${pools[0]}
 variants=()
 for latency in "${latencies[@]}"; do
     relay=() suffix=
-    if [ "$latency" != 0 ]; then relay=(--db-latency "$latency") suffix=".db$latency"; fi
+    # Any zero (0, 0s, 0ms, …) is the database reached directly.
+    if [[ ! "$latency" =~ ^0+[a-z]*$ ]]; then relay=(--db-latency "$latency") suffix=".db$latency"; fi
     for pool in "${pools[@]}"; do
         base=$([ "$pool" = "$first_pool" ] && [ -z "$suffix" ] && echo yes || true)
         [ -n "$base" ] || variants+=(--variant "$ASYNC.p$pool$suffix=$ASYNC --pool-max $pool ${relay[*]}")

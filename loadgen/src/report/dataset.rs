@@ -230,8 +230,9 @@ impl<'a> Dataset<'a> {
         self.ceilings_at(scenario, concurrency, None)
     }
 
-    /// The same, of the ceilings measured behind the database latency relay at
-    /// `db_latency_us` (`None`: reaching the database directly, and the HTTP ceiling).
+    /// The same, for a party behind the database latency relay at `db_latency_us`: the HTTP
+    /// ceiling, and the database ceilings measured behind a relay of the same round trip
+    /// (`None`: those reaching the database directly).
     pub(crate) fn ceilings_at(
         &self,
         scenario: &str,
@@ -241,7 +242,8 @@ impl<'a> Dataset<'a> {
         let metric = Metric::for_scenario(scenario);
         let at_latency = |target: &Target| match target {
             Target::Stack(_) => false,
-            Target::HttpCeiling => db_latency_us.is_none(),
+            // No database behind it: it bounds a party at any latency.
+            Target::HttpCeiling => true,
             Target::DbCeiling { db_latency_us: own, .. } => *own == db_latency_us,
         };
         let mut found: Vec<(Target, f64)> = self

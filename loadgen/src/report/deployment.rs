@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use bookstore_app::DbCalls;
+use bookstore_app::stacks::Axis;
 use bookstore_stats::{Comparison, Summary, Verdict};
 use serde::Serialize;
 
@@ -22,7 +23,8 @@ use crate::results::{RunResults, StackResults};
 #[derive(Debug, Clone)]
 struct Party {
     name: String,
-    framework: &'static str,
+    /// The registry's stack it runs.
+    stack: &'static str,
     calls: DbCalls,
     db_latency_us: Option<u64>,
     pool: u32,
@@ -34,10 +36,8 @@ impl Party {
     fn of(run: &RunResults, stack: &StackResults) -> Option<Self> {
         let registry = stack.variant_of.as_deref().unwrap_or(&stack.name);
         let info = bookstore_app::stacks::find(registry).ok()?;
-        let (framework, calls) = (info.identity.framework, info.db_calls);
-        let flag = |name: &str| {
-            stack.args.chunks(2).find(|pair| pair[0] == name).and_then(|pair| pair.get(1))
-        };
+        let (stack_name, calls) = (info.identity.service, info.db_calls);
+        let flag = |name: &str| crate::suite::flag_value(&stack.args, name);
         let pool = flag("--pool-max").and_then(|v| v.parse().ok()).unwrap_or(run.settings.pool_max);
         let threads = (calls == DbCalls::Blocking).then(|| {
             flag("--blocking-threads")
@@ -46,7 +46,7 @@ impl Party {
         });
         Some(Self {
             name: stack.name.clone(),
-            framework,
+            stack: stack_name,
             calls,
             db_latency_us: stack.db_latency_us,
             pool,
@@ -185,16 +185,20 @@ fn table(
     let family = Family::rates(dataset, scenario, concurrency);
     let mut order: Vec<&Party> = parties.iter().collect();
     order.sort_by_key(|p| (p.db_latency_us.unwrap_or(0), p.pool, p.threads.unwrap_or(0)));
-    // Each blocking party against the async party of its framework, latency and pool:
-    // these comparisons one family.
+    // Each blocking party against the async party of its latency and pool whose stack
+    // differs from its own in the access style alone (the registry's database-access axis
+    // pair): these comparisons one family.
+    let counterpart = |blocking: &str| {
+        bookstore_app::stacks::AXIS_PAIRS
+            .iter()
+            .find(|pair| pair.axes == [Axis::Access] && pair.changed.identity.service == blocking)
+            .map(|pair| pair.baseline.identity.service)
+    };
     let reference = |p: &Party| {
+        let stack = counterpart(p.stack)?;
         order
             .iter()
-            .find(|a| {
-                a.calls == DbCalls::Async
-                    && (a.framework, a.db_latency_us, a.pool)
-                        == (p.framework, p.db_latency_us, p.pool)
-            })
+            .find(|a| (a.stack, a.db_latency_us, a.pool) == (stack, p.db_latency_us, p.pool))
             .map(|a| a.name.as_str())
     };
     let pairs: Vec<(&str, &str)> = order

@@ -29,7 +29,9 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// The version of both documents' layout: 2 since cells are measured in rounds, 3 since the
 /// fixed-load phase (its fields are additions: a version 2 file reads as a version 3 one
 /// without them), 4 since a round holds every concurrency, 5 since PostgreSQL's counters
-/// and backend waits per cell (additions: older files read without them).
+/// and backend waits per cell, 6 since the database latency relay, 7 since each cell's
+/// latency and server threads and the CPU placement (additions: older files read without
+/// them).
 pub const SCHEMA_VERSION: u32 = 7;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;

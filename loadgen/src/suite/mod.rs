@@ -194,6 +194,11 @@ impl Variant {
     }
 }
 
+/// The value of `name` among `--flag value` pairs (a variant's flags), if given.
+pub fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.chunks(2).find(|pair| pair[0] == name).and_then(|pair| pair.get(1)).map(String::as_str)
+}
+
 /// The flag that puts a party behind the database latency relay.
 pub const DB_LATENCY_FLAG: &str = "--db-latency";
 
@@ -354,10 +359,7 @@ impl SuiteOptions {
     /// the suite's own.
     pub fn database_connections(&self) -> u32 {
         let pool_of = |args: &[String]| {
-            args.chunks(2)
-                .find(|pair| pair[0] == "--pool-max")
-                .and_then(|pair| pair.get(1)?.parse().ok())
-                .unwrap_or(self.pool_max)
+            flag_value(args, "--pool-max").and_then(|v| v.parse().ok()).unwrap_or(self.pool_max)
         };
         let stacks = self.stacks.len() as u32 * self.pool_max;
         let variants: u32 = self.variants.iter().map(|v| pool_of(&v.args)).sum();

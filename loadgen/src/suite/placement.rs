@@ -142,8 +142,8 @@ pub(crate) fn pin(pid: u32, cpus: &[usize]) -> Result<TierCpusOf, String> {
     check(pid, cpus)
 }
 
-/// Pins every thread of this process (not its children) to `cpus`: what the kernel then
-/// reports.
+/// Pins every thread of this process (every one: a test harness's other threads too, until
+/// the run gives them back), not its children, to `cpus`: what the kernel then reports.
 pub(crate) fn pin_own_threads(cpus: &[usize]) -> Result<TierCpusOf, String> {
     pin_processes(&[std::process::id()], cpus)?;
     check(std::process::id(), cpus)
@@ -181,6 +181,18 @@ fn check(pid: u32, cpus: &[usize]) -> Result<TierCpusOf, String> {
         ));
     }
     Ok(TierCpusOf(got))
+}
+
+/// Gives this process's threads back the CPUs they had, when dropped: the client's
+/// placement ends with the run, however the run ends.
+pub(crate) struct GiveBack(pub(crate) Vec<usize>);
+
+impl Drop for GiveBack {
+    fn drop(&mut self) {
+        if let Err(e) = pin_own_threads(&self.0) {
+            eprintln!("loadgen: could not give this process its CPUs back: {e}");
+        }
+    }
 }
 
 /// The CPUs a pinned process reported.

@@ -197,14 +197,22 @@ impl Suite<'_> {
         Ok(relay)
     }
 
-    /// Pins `pid` and its descendants to the CPUs `--cpus` gives `tier`, if any; the first
-    /// process of a tier records what the kernel reported back.
+    /// Pins `pid` and its descendants to the CPUs `--cpus` gives `tier`, if any — the first
+    /// process of a tier records what the kernel reported back — or, for a tier not named
+    /// while the client is placed, to every CPU the client had before (a child inherits its
+    /// parent's CPUs).
     pub(super) fn place(&mut self, tier: Tier, pid: u32) -> Result<(), String> {
-        let Some(cpus) = self.options.placement.as_ref().and_then(|p| p.cpus(tier)) else {
-            return Ok(());
-        };
-        let got = placement::pin(pid, cpus)?;
-        self.record_placement(tier, got);
+        match self.options.placement.as_ref().and_then(|p| p.cpus(tier)) {
+            Some(cpus) => {
+                let got = placement::pin(pid, cpus)?;
+                self.record_placement(tier, got);
+            }
+            None => {
+                if let Some(anywhere) = &self.unplaced {
+                    placement::pin(pid, anywhere)?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -96,6 +96,9 @@ pub(crate) struct Suite<'a> {
     /// The database ceiling's relays (`--db-latency`): per round trip, the URL through it
     /// and its process id (the processes are in `relays`).
     pub(super) ceiling_relays: Vec<(Duration, String, u32)>,
+    /// With the client placed (`--cpus client=…`): the CPUs it had before, given to every
+    /// process of a tier not named, which would otherwise inherit the client's.
+    pub(super) unplaced: Option<Vec<usize>>,
 }
 
 impl<'a> Suite<'a> {
@@ -106,20 +109,19 @@ impl<'a> Suite<'a> {
     ) -> anyhow::Result<RunResults> {
         let client_cpus = options.placement.as_ref().and_then(|p| p.cpus(Tier::Client));
         let Some(cpus) = client_cpus else { return Self::run_placed(options, stop, None) };
-        // This process's own threads only: a test harness running the suite keeps its other
-        // children where they were, and gets its CPUs back at the end.
         let before = placement::affinity(std::process::id()).map_err(anyhow::Error::msg)?;
+        // Every thread of this process, until the run ends however it ends.
+        let _give_back = placement::GiveBack(before.clone());
         let got = placement::pin_own_threads(cpus).map_err(anyhow::Error::msg)?;
-        let result = Self::run_placed(options, stop, Some(got));
-        placement::pin_own_threads(&before).map_err(anyhow::Error::msg)?;
-        result
+        Self::run_placed(options, stop, Some((got, before)))
     }
 
-    /// The run, the client already placed where `client` says.
+    /// The run, the client already placed where `client` says (with the CPUs it had
+    /// before: what the tiers not named get, rather than inherit the client's).
     fn run_placed(
         options: &'a SuiteOptions,
         stop: Arc<AtomicBool>,
-        client: Option<placement::TierCpusOf>,
+        client: Option<(placement::TierCpusOf, Vec<usize>)>,
     ) -> anyhow::Result<RunResults> {
         let logs = options.output.with_extension("logs");
         std::fs::create_dir_all(&logs)
@@ -149,9 +151,11 @@ impl<'a> Suite<'a> {
             started: std::time::Instant::now(),
             saved: None,
             ceiling_relays: Vec::new(),
+            unplaced: None,
         };
-        if let Some(client) = client {
+        if let Some((client, before)) = client {
             suite.record_placement(Tier::Client, client);
+            suite.unplaced = Some(before);
         }
         let place_db = options.placement.as_ref().is_some_and(|p| p.places(Tier::Db));
         match suite.database.postgres_pid() {

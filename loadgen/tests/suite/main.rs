@@ -36,6 +36,15 @@ fn bin_dir() -> PathBuf {
 fn run_watching_processes(
     options: &SuiteOptions,
 ) -> (RunResults, std::collections::BTreeSet<String>) {
+    run_watching(options, |_, cmdline| cmdline)
+}
+
+/// Runs the suite with `options`, noting what `look` says of every process it starts
+/// (given its pid and command line) while it runs.
+fn run_watching(
+    options: &SuiteOptions,
+    look: fn(u32, String) -> String,
+) -> (RunResults, std::collections::BTreeSet<String>) {
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let done = Arc::clone(&done);
@@ -44,7 +53,8 @@ fn run_watching_processes(
             while !done.load(Ordering::Relaxed) {
                 for pid in children() {
                     if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-                        seen.insert(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+                        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                        seen.insert(look(pid, cmdline));
                     }
                 }
                 std::thread::sleep(Duration::from_millis(10));
@@ -959,33 +969,71 @@ fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_an
 }
 
 #[test]
-fn with_cpus_each_tier_is_pinned_and_the_results_record_what_the_kernel_reports() {
+fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_results_record_it() {
     let _serial = serial();
-    let allowed = cpus_allowed();
+    let allowed = cpus_allowed(std::process::id()).unwrap();
     let (first, last) = (allowed[0], *allowed.last().unwrap());
+    let list = |cpus: &[usize]| cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    // What each process the suite started ran on, seen while it ran (a process's CPUs
+    // can change once: when the suite places it).
+    let placed = |pid: u32, cmdline: String| {
+        let tier = match cmdline.split_whitespace().next().unwrap_or("") {
+            c if c.ends_with("/axum-serde-sqlx") => "server",
+            c if c.starts_with("postgres") || c.ends_with("/postgres") => "db",
+            _ => "other",
+        };
+        let cpus = cpus_allowed(pid).unwrap_or_default();
+        format!("{tier} {}", cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(","))
+    };
     let dir = tempfile::tempdir().unwrap();
-    let mut options = options(dir.path().join("run.json"));
-    options.scenarios = vec![Scenario::BookById];
-    options.concurrency = vec![2];
-    options.rounds = 1;
-    options.ceilings = false;
-    let spec = format!(
-        "server={last},client={},db={first}",
-        allowed.iter().map(usize::to_string).collect::<Vec<_>>().join("+")
-    );
-    options.placement = Some(suite::placement::Placement::parse(&spec).unwrap());
-    let (results, _) = run_watching_processes(&options);
+    let run = |spec: &str| {
+        let mut options = options(dir.path().join("run.json"));
+        options.scenarios = vec![Scenario::BookById];
+        options.concurrency = vec![2];
+        options.rounds = 1;
+        options.ceilings = false;
+        options.placement = Some(suite::placement::Placement::parse(spec).unwrap());
+        run_watching(&options, placed)
+    };
+
+    // Each tier on a CPU of its own (the same one, on a single-CPU machine).
+    let (results, seen) = run(&format!("server={last},client={first},db={first}"));
     let recorded: Vec<(&str, &[usize])> = results
         .settings
         .cpu_placement
         .iter()
         .map(|t| (t.tier.as_str(), t.cpus.as_slice()))
         .collect();
-    assert_eq!(recorded, [("client", &allowed[..]), ("db", &[first][..]), ("server", &[last][..])],);
+    assert_eq!(recorded, [("client", &[first][..]), ("db", &[first][..]), ("server", &[last][..])]);
     assert_eq!(results.stacks[0].status, "measured");
+    assert!(seen.contains(&format!("server {last}")), "{seen:?}");
+    assert!(seen.contains(&format!("db {first}")), "{seen:?}");
     // The client got its CPUs back.
-    assert_eq!(cpus_allowed(), allowed);
+    assert_eq!(cpus_allowed(std::process::id()).unwrap(), allowed);
+
+    // Only the client placed: the server and the database run anywhere, not on the CPUs
+    // they would inherit from it.
+    let (results, seen) = run(&format!("client={first}"));
+    let recorded: Vec<&str> =
+        results.settings.cpu_placement.iter().map(|t| t.tier.as_str()).collect();
+    assert_eq!(recorded, ["client"]);
+    assert!(seen.contains(&format!("server {}", list(&allowed))), "{seen:?}");
+    assert!(seen.contains(&format!("db {}", list(&allowed))), "{seen:?}");
     assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+/// The CPUs `pid` may run on, from /proc.
+fn cpus_allowed(pid: u32) -> Option<Vec<usize>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?.trim();
+    Some(
+        list.split(',')
+            .flat_map(|part| match part.split_once('-') {
+                Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+                None => vec![part.parse().unwrap()],
+            })
+            .collect(),
+    )
 }
 
 #[test]
@@ -1002,23 +1050,6 @@ fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 16 + 40);
     options.ceilings = false;
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 40);
-}
-
-/// The CPUs this process may run on, from /proc.
-fn cpus_allowed() -> Vec<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_owned();
-    list.split(',')
-        .flat_map(|part| match part.split_once('-') {
-            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
-            None => vec![part.parse().unwrap()],
-        })
-        .collect()
 }
 
 /// The latencies of `cells`' successes, merged.
