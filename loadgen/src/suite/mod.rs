@@ -433,7 +433,7 @@ impl SuiteOptions {
         use placement::Tier;
         let Some(placement) = &self.placement else { return Ok(()) };
         placement.check_available().map_err(anyhow::Error::msg)?;
-        if placement.places(Tier::Server) && self.running.is_some() {
+        if placement.cpus(Tier::Server).is_some() && self.running.is_some() {
             anyhow::bail!(
                 "--cpus server=…: the stacks were started by someone else (--targets, --compose); place them where they run"
             );

@@ -47,7 +47,8 @@ pub struct Placement {
 
 impl Placement {
     /// `server=0,client=1,db=1`: tier=CPUs, comma-separated; CPUs are a number, a range
-    /// `0-3`, or several joined by `+` (`0+2`). A tier not named runs anywhere.
+    /// `0-3`, or several joined by `+` (`0+2`). A tier not named runs on every CPU loadgen
+    /// could use before it placed itself.
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut tiers: Vec<(Tier, Vec<usize>)> = Vec::new();
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -76,11 +77,6 @@ impl Placement {
             Tier::Relay => find(Tier::Relay).or_else(|| find(Tier::Db)),
             other => find(other),
         }
-    }
-
-    /// Whether `tier` is named (the relays: also when the database is).
-    pub fn places(&self, tier: Tier) -> bool {
-        self.cpus(tier).is_some()
     }
 
     /// Every CPU asked for is one this process may run on, or which is not.
@@ -217,7 +213,7 @@ mod tests {
         assert_eq!(placement.cpus(Tier::Relay), Some(&[3, 5][..]));
         let apart = Placement::parse("db=1,relay=0").unwrap();
         assert_eq!(apart.cpus(Tier::Relay), Some(&[0][..]));
-        assert!(!apart.places(Tier::Server));
+        assert_eq!(apart.cpus(Tier::Server), None);
         for bad in ["", "server", "web=0", "server=x", "server=3-1", "db=0,db=1", "db=99999"] {
             assert!(Placement::parse(bad).is_err(), "{bad:?} was accepted");
         }

@@ -157,7 +157,7 @@ impl<'a> Suite<'a> {
             suite.record_placement(Tier::Client, client);
             suite.unplaced = Some(before);
         }
-        let place_db = options.placement.as_ref().is_some_and(|p| p.places(Tier::Db));
+        let place_db = options.placement.as_ref().is_some_and(|p| p.cpus(Tier::Db).is_some());
         match suite.database.postgres_pid() {
             Some(postgres) => suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?,
             None if place_db => anyhow::bail!(
