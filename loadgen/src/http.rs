@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload};
-use crate::results::{Cell, LoadMode, OpenLoop};
-use crate::scenario::Scenario;
+use bookstore_client::engine::{self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload};
+use bookstore_record::results::{Cell, LoadMode, OpenLoop};
+use bookstore_client::scenario::Scenario;
 
 /// What `loadgen http` loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,12 +68,12 @@ pub fn measure(
     if let Some(rate) = plan.rate_rps {
         cell.open_loop = Some(OpenLoop::of(rate, None, plan.arrivals, connections, &report));
     }
-    cell.warnings = crate::warnings::window_warnings(&cell, &report);
+    cell.warnings = bookstore_record::warnings::window_warnings(&cell, &report);
     if plan.requests.is_some() {
         // A counted window ends as its last requests drain, with fewer and fewer in flight:
         // that is its nature, not a client that could not keep up.
         cell.warnings
-            .retain(|w| !matches!(w.kind, crate::warnings::WarningKind::InFlightLow { .. }));
+            .retain(|w| !matches!(w.kind, bookstore_record::warnings::WarningKind::InFlightLow { .. }));
     }
     Ok(cell)
 }
@@ -86,10 +86,10 @@ struct ClientCpu {
 
 impl WindowHooks for ClientCpu {
     fn measure_started(&mut self) {
-        self.start = crate::procfs::own_cpu_seconds();
+        self.start = bookstore_client::procfs::own_cpu_seconds();
     }
     fn measure_ended(&mut self) {
-        self.end = crate::procfs::own_cpu_seconds();
+        self.end = bookstore_client::procfs::own_cpu_seconds();
     }
 }
 
@@ -199,7 +199,7 @@ pub fn ranked_histogram(cell: &Cell) -> anyhow::Result<Option<Histogram<u64>>> {
     } else {
         &cell.histogram_ok
     };
-    let histogram = crate::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
+    let histogram = bookstore_record::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
     Ok((!histogram.is_empty()).then_some(histogram))
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use loadgen::engine::{self, LoadPlan};
-use loadgen::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
+use bookstore_client::engine::{self, LoadPlan};
+use bookstore_record::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
 
 /// The bookstore benchmark's load generator.
 #[derive(Parser)]
@@ -61,7 +61,7 @@ fn stack_names() -> clap::builder::PossibleValuesParser {
 /// The scenarios' names, likewise.
 fn scenario_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        loadgen::scenario::Scenario::ALL.iter().map(|s| s.name()),
+        bookstore_client::scenario::Scenario::ALL.iter().map(|s| s.name()),
     )
 }
 
@@ -86,8 +86,8 @@ struct SuiteArgs {
     /// Pin each tier to CPUs of its own, e.g. `server=0,client=1,db=1` (a CPU, a range
     /// `0-3`, or several joined by `+`; `relay=` for the database latency relays, else
     /// they go with `db`). Recorded in the results as the kernel reports it back.
-    #[arg(long, value_parser = loadgen::suite::placement::Placement::parse)]
-    cpus: Option<loadgen::suite::placement::Placement>,
+    #[arg(long, value_parser = bookstore_harness::placement::Placement::parse)]
+    cpus: Option<bookstore_harness::placement::Placement>,
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     scenarios: Vec<String>,
@@ -154,8 +154,8 @@ struct SuiteArgs {
     /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
     /// loop (latency from the intended send time), in rounds like the closed loop's
     /// [default: 0.7; with --quick, no fixed-load phase unless this asks for one].
-    #[arg(long, value_delimiter = ',', value_parser = loadgen::results::Rate::parse)]
-    rates: Option<Vec<loadgen::results::Rate>>,
+    #[arg(long, value_delimiter = ',', value_parser = bookstore_record::results::Rate::parse)]
+    rates: Option<Vec<bookstore_record::results::Rate>>,
     /// Skip the fixed-load phase.
     #[arg(long, conflicts_with = "rates")]
     no_equal_load: bool,
@@ -173,7 +173,7 @@ struct SuiteArgs {
     /// ports) and 127.0.0.1:55432; from a container in the compose network (`=network`, as
     /// the file's loadgen service runs) by service name.
     #[arg(long, value_name = "FROM", num_args = 0..=1, require_equals = true, default_missing_value = "host",
-          value_parser = clap::builder::PossibleValuesParser::new(loadgen::suite::ComposeFrom::NAMES),
+          value_parser = clap::builder::PossibleValuesParser::new(bookstore_suite::ComposeFrom::NAMES),
           conflicts_with = "stacks")]
     compose: Option<String>,
     /// Be client K of N, each on its own host, loading the same --targets together: this
@@ -226,7 +226,7 @@ struct ReportArgs {
     results: Vec<PathBuf>,
     /// What to write: the HTML page; Markdown tables of the verdicts (for READMEs and pull
     /// requests); one row per cell as CSV or JSON (units in the column names; see
-    /// loadgen/RESULTS.md, "Exports"); or the suite's closing summary as text.
+    /// crates/record/RESULTS.md, "Exports"); or the suite's closing summary as text.
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     format: ReportFormat,
     /// Where to write it; `-` for standard output [default: summary/five-stack-summary.html
@@ -345,7 +345,7 @@ enum FaultsFormat {
 
 /// The faults' names, for clap.
 fn fault_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(loadgen::faults::Fault::ALL.iter().map(|f| f.name()))
+    clap::builder::PossibleValuesParser::new(bookstore_faults::Fault::ALL.iter().map(|f| f.name()))
 }
 
 /// Where `loadgen faults` writes its page.
@@ -474,13 +474,13 @@ fn cpus() -> usize {
 fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let mut database_url = args.database_url;
     let targets = if let Some(from) = &args.compose {
-        let from = loadgen::suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
+        let from = bookstore_suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
         database_url.get_or_insert_with(|| from.database_url().to_owned());
         Some(from.targets().map_err(anyhow::Error::msg)?)
     } else if args.targets.is_empty() {
         None
     } else {
-        Some(loadgen::suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
+        Some(bookstore_suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
     };
     if targets.is_some() && database_url.is_none() {
         anyhow::bail!(
@@ -496,7 +496,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         bookstore_app::stacks::names().into_iter().map(str::to_owned).collect();
     let mut variants = Vec::new();
     for spec in &args.variants {
-        let variant = loadgen::suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
+        let variant = bookstore_suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
         taken.push(variant.label.clone());
         variants.push(variant);
     }
@@ -506,7 +506,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     latencies.dedup();
     for latency in latencies {
         for stack in &stacks {
-            let variant = loadgen::suite::Variant::with_db_latency(*stack, latency);
+            let variant = bookstore_suite::Variant::with_db_latency(*stack, latency);
             if taken.contains(&variant.label) {
                 anyhow::bail!("--db-latency: {} is already a stack or variant", variant.label);
             }
@@ -515,11 +515,11 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         }
     }
     let scenarios = if args.scenarios.is_empty() {
-        loadgen::scenario::Scenario::ALL.to_vec()
+        bookstore_client::scenario::Scenario::ALL.to_vec()
     } else {
         args.scenarios
             .iter()
-            .map(|name| loadgen::scenario::Scenario::parse(name))
+            .map(|name| bookstore_client::scenario::Scenario::parse(name))
             .collect::<Result<_, _>>()
             .map_err(anyhow::Error::msg)?
     };
@@ -537,7 +537,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let id = bookstore_report::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => {
-            Some(loadgen::suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
+            Some(bookstore_suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
         }
         _ => None,
     };
@@ -546,7 +546,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         None => id,
     };
     let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
-    let options = loadgen::suite::SuiteOptions {
+    let options = bookstore_suite::SuiteOptions {
         stacks,
         variants,
         scenarios,
@@ -571,7 +571,7 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         durable: args.durable,
         ceilings: !args.no_ceilings,
         db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
-        rates: loadgen::results::Rate::for_suite(args.rates, args.no_equal_load, args.quick),
+        rates: bookstore_record::results::Rate::for_suite(args.rates, args.no_equal_load, args.quick),
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         placement: args.cpus,
         command_line: std::env::args().collect(),
@@ -581,11 +581,11 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
-    let results = loadgen::suite::run(&options, stop)?;
+    let results = bookstore_suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
-    eprint!("{}", loadgen::report::terminal::summary(std::slice::from_ref(&results)));
+    eprint!("{}", bookstore_pages::terminal::summary(std::slice::from_ref(&results)));
     let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
-    let problems = loadgen::outcome::problems(&results);
+    let problems = bookstore_record::outcome::problems(&results);
     for problem in &problems {
         eprintln!("loadgen: {}", problem.line());
     }
@@ -597,16 +597,17 @@ fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         output.display(),
         args.report.display()
     );
-    Ok(loadgen::outcome::exit_code(&problems))
+    Ok(bookstore_record::outcome::exit_code(&problems))
 }
 
 fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
-    use loadgen::faults::{self, Fault, FaultsOptions, report};
+    use bookstore_faults::{Fault, FaultsOptions};
+    use bookstore_pages::reliability as report;
     if !args.from.is_empty() {
         let documents = args
             .from
             .iter()
-            .map(|path| faults::results::FaultsResults::read(path))
+            .map(|path| bookstore_record::faults::FaultsResults::read(path))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let text = match args.format {
             FaultsFormat::Html => report::render(&documents)?,
@@ -670,7 +671,7 @@ fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this stack; results so far are kept",
     );
-    let results = faults::run(&options, stop)?;
+    let results = bookstore_faults::run(&options, stop)?;
     let page = report::render(std::slice::from_ref(&results))?;
     write_output(&args.report, &page)?;
     eprint!("{}", report::markdown(std::slice::from_ref(&results)));
@@ -689,7 +690,7 @@ fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         args.report.display()
     );
     Ok(if results.run.status == "interrupted" {
-        loadgen::outcome::EXIT_INTERRUPTED
+        bookstore_record::outcome::EXIT_INTERRUPTED
     } else if troubled {
         EXIT_FAULT_NOT_SURVIVED
     } else {
@@ -704,7 +705,7 @@ const EXIT_FAULT_NOT_SURVIVED: u8 = 6;
 fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     let parts = read_all(&args.shards)?;
     let id = args.output.file_stem().and_then(|s| s.to_str()).unwrap_or("merged");
-    let merged = loadgen::merge::merge(parts, id).map_err(anyhow::Error::msg)?;
+    let merged = bookstore_record::merge::merge(parts, id).map_err(anyhow::Error::msg)?;
     merged
         .write(&args.output)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
@@ -715,20 +716,20 @@ fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<loadgen::results::RunResults>> {
-    paths.iter().map(|path| loadgen::results::RunResults::read(path)).collect()
+fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<bookstore_record::results::RunResults>> {
+    paths.iter().map(|path| bookstore_record::results::RunResults::read(path)).collect()
 }
 
 fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
     let (base, new) = (read_all(&args.base)?, read_all(&args.new)?);
-    let changes = loadgen::report::compare::compare(&base, &new);
+    let changes = bookstore_pages::compare::compare(&base, &new);
     anyhow::ensure!(!changes.is_empty(), "the two sides have no cell in common");
-    let pairs = loadgen::report::compare::pair_verdicts(&base, &new);
-    print!("{}", loadgen::report::compare::table(&changes));
+    let pairs = bookstore_pages::compare::pair_verdicts(&base, &new);
+    print!("{}", bookstore_pages::compare::table(&changes));
     println!();
-    print!("{}", loadgen::report::compare::pairs_table(&pairs));
+    print!("{}", bookstore_pages::compare::pairs_table(&pairs));
     if let Some(output) = &args.output {
-        let page = loadgen::report::compare::render(&base, &new, &changes, &pairs)?;
+        let page = bookstore_pages::compare::render(&base, &new, &changes, &pairs)?;
         std::fs::write(output, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
     }
@@ -744,24 +745,24 @@ fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
             change.comparison.map(|c| c.text()).unwrap_or_default()
         );
     }
-    Ok(if regressions.is_empty() { 0 } else { loadgen::report::compare::EXIT_REGRESSION })
+    Ok(if regressions.is_empty() { 0 } else { bookstore_pages::compare::EXIT_REGRESSION })
 }
 
 fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
-    let page = loadgen::report::render(&read_all(results)?)?;
+    let page = bookstore_pages::render(&read_all(results)?)?;
     write_output(output, &page)
 }
 
 /// `loadgen report`: the page or an export of `args.results`.
 fn export(args: &ReportArgs) -> anyhow::Result<()> {
-    use loadgen::report::export;
+    use bookstore_pages::export;
     let runs = read_all(&args.results)?;
     let text = match args.format {
-        ReportFormat::Html => loadgen::report::render(&runs)?,
+        ReportFormat::Html => bookstore_pages::render(&runs)?,
         ReportFormat::Md => export::markdown(&runs),
         ReportFormat::Csv => export::csv(&export::rows(&runs))?,
         ReportFormat::Json => export::json(&export::rows(&runs))?,
-        ReportFormat::Text => loadgen::report::terminal::summary(&runs),
+        ReportFormat::Text => bookstore_pages::terminal::summary(&runs),
     };
     let output = match (&args.output, args.format) {
         (Some(path), _) => path.clone(),
@@ -810,7 +811,7 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
             })
         }
         Some(name) => loadgen::http::Target::Scenario(
-            loadgen::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
+            bookstore_client::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
         ),
     };
     // `-n`: every request counted, none before the window, as oha and wrk do.
@@ -917,10 +918,10 @@ fn http(args: HttpArgs) -> anyhow::Result<u8> {
         }
     }
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(loadgen::outcome::EXIT_INTERRUPTED);
+        return Ok(bookstore_record::outcome::EXIT_INTERRUPTED);
     }
-    let disqualified = loadgen::warnings::disqualification(&cell).is_some();
-    Ok(if disqualified { loadgen::outcome::EXIT_DISQUALIFIED } else { 0 })
+    let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
+    Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
 
 #[cfg(test)]

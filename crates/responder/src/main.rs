@@ -15,7 +15,7 @@
 //! write. The suite measures it as the HTTP ceiling — what a stack's `/health` or
 //! `smallJson` could reach on this machine at best — and the load generator's calibration
 //! drives it to test the client rather than a server. (Measured against the hyper responder
-//! it replaced: see README, "The HTTP ceiling".)
+//! it replaced: see docs/method.md, "The ceilings".)
 //!
 //! Prints `LISTENING <address>` on stdout once every listener accepts; stops on SIGINT or
 //! SIGTERM.

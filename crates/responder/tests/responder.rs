@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 
-use loadgen::scenario::{Answer, body};
+use bookstore_client::scenario::{Answer, body};
 
 struct Responder {
     child: Child,

@@ -77,7 +77,7 @@ pub fn digits(value: f64) -> String {
 /// tests called different by Benjamini–Hochberg, every interval is at level `1 − max(R, 1)·q/m`:
 /// a called pair's p-value is at most `R·q/m`, so its interval excludes 1; any other's
 /// exceeds `(R+1)·q/m`, so its interval holds 1. The verdict is read off the interval.
-pub fn family(tests: &[Option<LogRatio>], q: f64) -> Vec<Option<Comparison>> {
+pub(crate) fn family(tests: &[Option<LogRatio>], q: f64) -> Vec<Option<Comparison>> {
     let mut present: Vec<(usize, f64)> =
         tests.iter().enumerate().filter_map(|(i, t)| Some((i, t.as_ref()?.p_value()))).collect();
     let m = present.len();

@@ -9,8 +9,8 @@
 //! - **Paired by round.** The suite measures the things it compares side by side in rounds,
 //!   the order rotating; within a round they share the machine's state of that minute, so
 //!   the per-round log ratio cancels the drift that a comparison of two averages keeps
-//!   ([`LogRatio::paired`]). Where no pairing exists (two separate runs, `loadgen compare`)
-//!   the same interval is Welch's, on the logs of each side ([`LogRatio::unpaired`]).
+//!   ([`Samples::Paired`]). Where no pairing exists (two separate runs, `loadgen compare`)
+//!   the same interval is Welch's, on the logs of each side ([`Samples::Unpaired`]).
 //! - **A t-interval, not a bootstrap.** The default run has five rounds; a bootstrap of five
 //!   values can only resample those five and gives intervals too narrow to keep their
 //!   promise, where Student's t accounts for the few samples exactly when the log ratios are
@@ -22,7 +22,7 @@
 //!   the matching level `1 − R·q/m` (Benjamini & Yekutieli 2005: with `R` of `m` pairs
 //!   called different, these intervals cover the truth for the selected pairs at rate
 //!   `1 − q`). At that level an interval excludes 1 exactly when the procedure called the
-//!   pair different ([`family`]), so a page can never show an interval that says one thing
+//!   pair different ([`judge`], the one entry point), so a page can never show an interval that says one thing
 //!   next to a verdict that says another. When nothing in a family differs, the procedure
 //!   holds the chance of any false call to `q` (its family-wise rate under the complete
 //!   null); the tests check that on simulated data.
@@ -32,14 +32,17 @@
 
 mod family;
 mod group;
+mod judge;
 mod power;
 mod ratio;
 mod summary;
 
-pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits, family};
+pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
+pub(crate) use family::family;
 pub use group::{Better, Group, Ranking, flipped};
+pub use judge::{Samples, judge, judge_one};
 pub use power::{min_detectable_ratio, power_of};
-pub use ratio::LogRatio;
+pub(crate) use ratio::LogRatio;
 pub use summary::Summary;
 
 /// The two-sided critical value of Student's t with `df` degrees of freedom at level

@@ -5,15 +5,15 @@ use crate::{t_critical, t_p_value};
 /// `ln(b / a)` estimated from samples: its mean, standard error and degrees of freedom,
 /// from which [`crate::family`] draws the verdict and the interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LogRatio {
+pub(crate) struct LogRatio {
     /// Samples behind it: pairs (paired), or the smaller side (unpaired).
-    pub n: usize,
+    pub(crate) n: usize,
     /// Estimated `ln(b / a)`; `exp` of it is the ratio shown (a geometric mean of ratios).
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Its standard error.
-    pub se: f64,
+    pub(crate) se: f64,
     /// Degrees of freedom of its t statistic (Welch–Satterthwaite when unpaired).
-    pub df: f64,
+    pub(crate) df: f64,
 }
 
 fn mean_and_variance(values: &[f64]) -> (f64, f64) {
@@ -31,7 +31,7 @@ impl LogRatio {
     /// From `(a, b)` measured side by side, one pair per round: the mean of `ln(b / a)`.
     /// `None` with fewer than two pairs (no spread, so no interval) or a rate that is not
     /// positive (a target that served nothing is not compared by ratio).
-    pub fn paired(pairs: &[(f64, f64)]) -> Option<Self> {
+    pub(crate) fn paired(pairs: &[(f64, f64)]) -> Option<Self> {
         if pairs.len() < 2 {
             return None;
         }
@@ -44,7 +44,7 @@ impl LogRatio {
     }
 
     /// From two independent sets of samples (two runs): Welch's t on the logs.
-    pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Self> {
+    pub(crate) fn unpaired(a: &[f64], b: &[f64]) -> Option<Self> {
         if a.len() < 2 || b.len() < 2 {
             return None;
         }
@@ -62,13 +62,13 @@ impl LogRatio {
     }
 
     /// The estimated ratio `b / a`.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.mean.exp()
     }
 
     /// The two-sided p-value of "no difference" (ratio 1). Exactly 0 or 1 when every round
     /// gave the same ratio (no spread: the difference is certain, or there is none).
-    pub fn p_value(&self) -> f64 {
+    pub(crate) fn p_value(&self) -> f64 {
         if self.se == 0.0 {
             return if self.mean == 0.0 { 1.0 } else { 0.0 };
         }
@@ -76,7 +76,7 @@ impl LogRatio {
     }
 
     /// The interval of the ratio at level `1 − alpha`, as `(low, high)`.
-    pub fn interval(&self, alpha: f64) -> (f64, f64) {
+    pub(crate) fn interval(&self, alpha: f64) -> (f64, f64) {
         let half = t_critical(self.df, alpha) * self.se;
         ((self.mean - half).exp(), (self.mean + half).exp())
     }

@@ -6,7 +6,7 @@
 use std::process::{Command, Output};
 
 use bookstore_app::stacks;
-use loadgen::scenario::Scenario;
+use bookstore_client::scenario::Scenario;
 
 fn loadgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadgen")).args(args).output().unwrap()

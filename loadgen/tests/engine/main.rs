@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use loadgen::engine::{self, ErrorKind, LoadPlan, LoadReport, Settle};
+use bookstore_client::engine::{self, ErrorKind, LoadPlan, LoadReport, Settle};
 use loadgen::http::{RawRequest, RequestSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bookstore_app::stacks;
-use loadgen::outcome;
-use loadgen::results::{Cell, Rate, RunResults, decode_histogram};
-use loadgen::scenario::Scenario;
-use loadgen::suite::{self, SuiteOptions};
+use bookstore_record::outcome;
+use bookstore_record::results::{Cell, Rate, RunResults, decode_histogram};
+use bookstore_client::scenario::Scenario;
+use bookstore_suite::SuiteOptions;
 
 /// `target/debug`, where cargo put this test and the workspace's binaries.
 fn bin_dir() -> PathBuf {
@@ -62,7 +62,7 @@ fn run_watching(
             seen
         })
     };
-    let results = suite::run(options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(options, Arc::new(AtomicBool::new(false))).unwrap();
     done.store(true, Ordering::Relaxed);
     (results, watcher.join().unwrap())
 }
@@ -94,7 +94,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         ceilings: true,
         db_ceiling_at_concurrency: false,
         rates: vec![],
-        arrivals: loadgen::engine::Arrivals::Constant,
+        arrivals: bookstore_client::engine::Arrivals::Constant,
         placement: None,
         command_line: vec!["test".into()],
     }
@@ -111,7 +111,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Processes this test process started that are still running.
 fn children() -> Vec<u32> {
     let me = std::process::id();
-    loadgen::procfs::process_tree(me)
+    bookstore_client::procfs::process_tree(me)
         .into_iter()
         .filter(|pid| *pid != me && bookstore_fixture::process::process_alive(*pid))
         .collect()
@@ -130,7 +130,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("run.json");
-    let results = suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
 
     assert_eq!(results.run.status, "complete");
     // The file reads back under the strict schema and holds the same run (floats aside:
@@ -329,7 +329,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
             .all(|c| c.counts.errors == 0 && c.audit.as_ref().is_none_or(|a| a.passed))
     );
 
-    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
     for text in ["axum-serde-sqlx", "checkoutSoldOut", "DB ceiling", "HTTP ceiling"] {
         assert!(page.contains(text), "the summary lacks {text}");
     }
@@ -376,7 +376,7 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
         }
         false
     });
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     assert!(killer.join().unwrap(), "the server was never seen");
 
     assert_eq!(results.run.status, "complete");
@@ -414,7 +414,7 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
             stop.store(true, Ordering::Relaxed);
         })
     };
-    let results = suite::run(&options, stop).unwrap();
+    let results = bookstore_suite::run(&options, stop).unwrap();
     stopper.join().unwrap();
     assert_eq!(results.run.status, "interrupted");
     let saved = RunResults::read(&output).unwrap();
@@ -465,7 +465,7 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
         results.run.command_line[2],
         url.replace(PASSWORD, "***").replace("postgres://", "--database-url=postgres://")
     );
-    let html = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    let html = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
     assert!(!html.contains(PASSWORD), "in the HTML report");
     let mut files = vec![output.clone()];
     for entry in std::fs::read_dir(output.with_extension("logs")).unwrap() {
@@ -542,7 +542,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     options.database_url = Some(url.clone());
     options.running = Some(vec![addr]);
     // No stack binary is needed (only the responder, for the HTTP ceiling).
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
     // The suite left the stack running: it did not start it, so it does not stop it.
     assert!(stack.try_wait().unwrap().is_none(), "the stack was stopped");
@@ -599,8 +599,8 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         options.ceilings = false;
         // A slot holds a whole request timeout of drain: short here.
         options.request_timeout = Duration::from_secs(2);
-        options.shard = Some(suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
-        std::thread::spawn(move || suite::run(&options, Arc::new(AtomicBool::new(false))))
+        options.shard = Some(bookstore_suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
+        std::thread::spawn(move || bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))))
     };
     let (first, second) = (shard(1), shard(2));
     let first = first.join().unwrap().unwrap();
@@ -627,7 +627,7 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     assert!(audit.checkout_rows > audit.acknowledged_checkouts);
     assert!(b[1].audit.is_none() && b[1].sql.is_none());
 
-    let merged = loadgen::merge::merge(vec![second.clone(), first.clone()], "merged").unwrap();
+    let merged = bookstore_record::merge::merge(vec![second.clone(), first.clone()], "merged").unwrap();
     let cells = &merged.stacks[0].cells;
     for (index, m) in cells.iter().enumerate() {
         let (x, y) = (&a[index], &b[index]);
@@ -718,7 +718,7 @@ fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
     options.database_url = Some(url.clone());
     options.running = Some(vec![liar]);
     options.ceilings = false;
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();
     stack.wait().unwrap();
     drop(server);
@@ -735,7 +735,7 @@ fn assert_caught(results: &RunResults, failure: &str) {
         let audit = cell.audit.as_ref().expect("write windows are audited");
         assert!(!audit.passed, "{}: {:?}", cell.scenario, audit);
         assert!(audit.failures.iter().any(|f| f.contains(failure)), "{:?}", audit.failures);
-        let reason = loadgen::warnings::disqualification(cell).expect("disqualified");
+        let reason = bookstore_record::warnings::disqualification(cell).expect("disqualified");
         assert!(reason.message.contains("audit failed"), "{}", reason.message);
     }
     let problems = outcome::problems(results);
@@ -748,7 +748,7 @@ fn assert_caught(results: &RunResults, failure: &str) {
         .collect();
     assert_eq!(disqualified, ["checkoutCreate", "checkoutHotspot"], "{problems:?}");
     assert_eq!(outcome::exit_code(&problems), outcome::EXIT_DISQUALIFIED);
-    let page = loadgen::report::render(std::slice::from_ref(results)).unwrap();
+    let page = bookstore_pages::render(std::slice::from_ref(results)).unwrap();
     assert!(page.contains("disqualified: the write audit failed"), "the page says why");
     assert!(!page.contains("best: "), "nothing is ranked");
 }
@@ -798,7 +798,7 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     options.ceilings = false;
     let taken = vec!["axum-serde-sqlx".to_owned()];
     options.variants =
-        vec![suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap()];
+        vec![bookstore_suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap()];
     // Every process the suite starts, with its arguments, as seen in `ps`.
     let (results, command_lines) = run_watching_processes(&options);
 
@@ -813,7 +813,7 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     let with = |flag: &str| command_lines.iter().filter(|c| c.contains(flag)).count();
     assert!(with("--workers 1") >= 1 && with("--workers 2") >= 1, "{command_lines:?}");
     // The pages compare it like a stack, with its own colour.
-    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("data-cell=\"axum-1w:bookById:2\""));
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
@@ -827,7 +827,7 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
     options.scenarios = vec![Scenario::BookById];
     options.concurrency = vec![2];
     let round_trip = Duration::from_millis(3);
-    options.variants = vec![suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
+    options.variants = vec![bookstore_suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
     let (results, command_lines) = run_watching_processes(&options);
 
     let (near, far) = (&results.stacks[0], &results.stacks[1]);
@@ -892,18 +892,18 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
         );
     }
     // `compare` shows the latency as a column of its own.
-    let changes = loadgen::report::compare::compare(
+    let changes = bookstore_pages::compare::compare(
         std::slice::from_ref(&results),
         std::slice::from_ref(&results),
     );
-    let table = loadgen::report::compare::table(&changes);
+    let table = bookstore_pages::compare::table(&changes);
     assert!(
         table.lines().any(|l| l.starts_with("axum-serde-sqlx.db3ms") && l.contains(" +3ms ")),
         "{table}"
     );
     assert!(table.lines().any(|l| l.starts_with("DB ceiling (sqlx, c = 4, +3ms)")), "{table}");
     // The page says what the variant changed.
-    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
     assert!(
         page.contains("axum-serde-sqlx with a relay adding 3000 µs to each database round trip"),
         "the page does not say what the variant is"
@@ -992,7 +992,7 @@ fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_r
         options.concurrency = vec![2];
         options.rounds = 1;
         options.ceilings = false;
-        options.placement = Some(suite::placement::Placement::parse(spec).unwrap());
+        options.placement = Some(bookstore_harness::placement::Placement::parse(spec).unwrap());
         run_watching(&options, placed)
     };
 
@@ -1042,9 +1042,9 @@ fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     options.pool_max = 16;
     let taken = vec![];
     options.variants = vec![
-        suite::Variant::parse("big=axum-serde-diesel --pool-max 64 --blocking-threads 64", &taken)
+        bookstore_suite::Variant::parse("big=axum-serde-diesel --pool-max 64 --blocking-threads 64", &taken)
             .unwrap(),
-        suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken).unwrap(),
+        bookstore_suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken).unwrap(),
     ];
     // One stack at 16, the variants at 64 and 16, the ceiling at 16, and 40 spare.
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 16 + 40);
@@ -1098,7 +1098,7 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     // Two whole freeze periods: the window holds 20% frozen time wherever it starts.
     options.duration = 2 * PERIOD;
     options.rates = vec![Rate::PerSecond(RATE)];
-    let results = suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();
     stack.wait().unwrap();
     drop(server);
@@ -1164,14 +1164,14 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
         let open = cell.open_loop.as_ref().unwrap();
         assert!(open.achieved_fraction < 0.6, "achieved {}", open.achieved_fraction);
         assert!(open.cap_hit, "its requests waited for a connection at the cap");
-        let reason = loadgen::warnings::saturation(cell).expect("not ranked");
+        let reason = bookstore_record::warnings::saturation(cell).expect("not ranked");
         assert!(reason.message.starts_with("saturated at this rate"), "{}", reason.message);
-        assert!(loadgen::warnings::disqualification(cell).is_none(), "slow is not broken");
+        assert!(bookstore_record::warnings::disqualification(cell).is_none(), "slow is not broken");
     }
-    let page = loadgen::report::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("4. Latency at equal load"));
     assert!(page.contains("not ranked: saturated at this rate"), "the page says why");
-    let summary = loadgen::report::terminal::summary(std::slice::from_ref(&results));
+    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&results));
     assert!(summary.contains("p99 at 500 req/s"), "{summary}");
     let throttled_line = summary.lines().find(|l| l.contains("hyper-sonic-sqlx")).unwrap();
     assert!(throttled_line.trim_end().ends_with("not ranked"), "{summary}");

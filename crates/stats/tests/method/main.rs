@@ -2,7 +2,7 @@
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
 //! cancels), and per-measurement noise sized like this machine's.
 
-use bookstore_stats::{FALSE_DISCOVERY_RATE, LogRatio, Verdict, family, min_detectable_ratio};
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio};
 
 /// The standard deviation across rounds of a pair's log ratio, measured on the kept
 /// repeat-3 run of the earlier suite (3 s windows, rounds minutes apart): the noisiest
@@ -41,16 +41,16 @@ fn rounds(random: &mut Normal, truth: &[f64], rounds: usize, pair_sd: f64) -> Ve
 /// Every pair (i < j) of a family, judged together: (i, j, verdict of j against i).
 fn judge(rates: &[Vec<f64>]) -> Vec<(usize, usize, Verdict)> {
     let mut pairs = Vec::new();
-    let mut tests = Vec::new();
+    let mut samples: Vec<Vec<(f64, f64)>> = Vec::new();
     for i in 0..rates.len() {
         for j in i + 1..rates.len() {
-            let samples: Vec<(f64, f64)> =
-                rates[i].iter().copied().zip(rates[j].iter().copied()).collect();
+            samples.push(rates[i].iter().copied().zip(rates[j].iter().copied()).collect());
             pairs.push((i, j));
-            tests.push(LogRatio::paired(&samples));
         }
     }
-    family(&tests, FALSE_DISCOVERY_RATE)
+    let comparisons: Vec<Option<Samples>> =
+        samples.iter().map(|s| Some(Samples::Paired(s))).collect();
+    judge_family(&comparisons)
         .into_iter()
         .zip(pairs)
         .map(|(c, (i, j))| (i, j, c.expect("five rounds give a comparison").verdict))

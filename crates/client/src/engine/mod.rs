@@ -1,0 +1,756 @@
+//! The client engine: closed- or open-loop load with exact windows.
+//!
+//! `workers` threads, each running its own current-thread tokio runtime, share the virtual
+//! users round-robin; each user is one task that does a request, waits for the whole
+//! answer, and does the next (closed loop). With a rate, each thread instead offers its
+//! share of requests at their intended times over connections opened as needed, and times
+//! each from when it was due (the open loop of `open.rs`: no coordinated omission, as wrk2).
+//! What a request *is* comes from a [`Client`]: an HTTP/1.1 exchange on a keep-alive
+//! connection ([`HttpClient`]), or a store call for the database ceiling.
+//!
+//! Nothing is shared between threads while the load runs: HTTP requests are pre-built bytes
+//! picked by index, responses are parsed in place from a per-connection buffer, and every
+//! count and histogram belongs to one thread and is merged once at the end.
+//!
+//! Time is split into three phases by when a closed loop's request *completes*: warm-up,
+//! measurement (histograms, timeline and throughput come only from here), and drain —
+//! requests started before the measurement closed and answered after. Drained requests are
+//! counted apart, so a write audit can add up everything the server was asked to do. An
+//! open loop's requests count in the phase they were *due* in, so that the window's
+//! latencies are those of exactly the requests it offered, the stalled ones included; its
+//! throughput is still what completed in the window.
+
+pub(crate) mod conn;
+mod open;
+mod pacer;
+pub mod picker;
+pub mod stats;
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub use conn::Response;
+pub use picker::Picker;
+pub use stats::{ErrorKind, LoadReport, OpenCounts, Outcome, Phase, PhaseCounts};
+
+use conn::{Connection, ReadBuffer};
+use stats::WorkerStats;
+
+/// One virtual user's way of doing a request. Created once per client thread (inside it),
+/// used by that thread's users only, so it needs no locks.
+pub trait Client: 'static {
+    /// Per-user state (an HTTP connection and its buffer).
+    type Connection;
+
+    /// Prepares the thread (opens a pool); called once, inside the thread's runtime.
+    fn start(&mut self) -> impl Future<Output = Result<(), String>> {
+        async { Ok(()) }
+    }
+
+    /// The request picker of user `index` (of `users`).
+    fn picker(&self, index: usize, users: usize) -> Picker;
+
+    /// Opens a connection.
+    fn connect(&self) -> impl Future<Output = Result<Self::Connection, ErrorKind>>;
+
+    /// Does request `pick`; `Err` means the connection is unusable and must be reopened.
+    fn call(
+        &self,
+        connection: &mut Self::Connection,
+        pick: usize,
+    ) -> impl Future<Output = Result<Done, ErrorKind>>;
+
+    /// The first validation problems seen (for the report).
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A completed request as the client judged it.
+#[derive(Debug, Clone, Copy)]
+pub struct Done {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The HTTP status, if there was one.
+    pub status: Option<u16>,
+    /// The connection must be reopened (the server said `Connection: close`).
+    pub close: bool,
+}
+
+/// What to send over HTTP and how to judge the answers.
+pub trait Workload: Send + Sync + 'static {
+    /// The pre-built request for pick `pick`.
+    fn request(&self, pick: usize) -> &[u8];
+    /// The request picker of user `index` (of `users`).
+    fn picker(&self, index: usize, users: usize) -> Picker;
+    /// The cheap check run on every response.
+    fn classify(&self, pick: usize, response: &Response<'_>) -> Outcome;
+    /// The full check run on a sample of the responses `classify` accepted.
+    fn validate(&self, pick: usize, response: &Response<'_>) -> Result<(), String>;
+}
+
+/// How to load one target.
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    /// Virtual users (connections).
+    pub connections: usize,
+    /// Client threads.
+    pub workers: usize,
+    /// Warm-up before the measurement.
+    pub warmup: Duration,
+    /// The measurement window.
+    pub duration: Duration,
+    /// A request without a complete answer after this is a timeout error.
+    pub request_timeout: Duration,
+    /// Total requests per second in open-loop mode; `None` is closed loop. In an open loop,
+    /// `connections` is the most the client opens (a pool, opened as needed).
+    pub rate_rps: Option<f64>,
+    /// How an open loop's requests arrive.
+    pub arrivals: Arrivals,
+    /// Set to stop early (Ctrl-C); the report then covers what was measured.
+    pub stop: Arc<AtomicBool>,
+    /// Completed requests so far, for a live display; each thread adds to its own slot.
+    pub live: Option<Arc<LiveCounter>>,
+    /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
+    /// `duration` exactly (clients on several hosts keep a shared schedule that way).
+    pub settle: Option<Settle>,
+    /// Send exactly this many requests in the window (a closed loop without settling or
+    /// warm-up): the window ends when all are answered, or at `duration` (then the rest are
+    /// not sent).
+    pub requests: Option<u64>,
+}
+
+/// How an open loop's requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrivals {
+    /// Evenly spaced: one every `1 / rate`.
+    #[default]
+    Constant,
+    /// A Poisson process of the same mean rate (exponential gaps, a seeded generator).
+    Poisson,
+}
+
+impl Arrivals {
+    /// As the results record it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Constant => "constant",
+            Self::Poisson => "poisson",
+        }
+    }
+}
+
+/// When the warm-up and the window end by what was answered, not only by the clock: the
+/// rule that keeps a short window meaningful for slow requests (a request cycle of a closed
+/// loop is `connections / rate`, 1.6 s for the slowest scenario at 256 connections).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// The warm-up lasts at least [`LoadPlan::warmup`] and until every connection has had an
+    /// answer (the first, synchronised burst is over and the queue is in its steady order),
+    /// but at most this long.
+    pub warmup_max: Duration,
+    /// The window lasts at least [`LoadPlan::duration`] and until it holds this many
+    /// answers…
+    pub window_min_completions: u64,
+    /// …but at most this long.
+    pub window_max: Duration,
+}
+
+/// Requests completed so far, one cache line per client thread (no contention).
+#[derive(Debug, Default)]
+pub struct LiveCounter {
+    slots: Vec<Slot>,
+}
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Slot(std::sync::atomic::AtomicU64);
+
+impl LiveCounter {
+    /// A counter for `threads` client threads.
+    pub fn new(threads: usize) -> Self {
+        Self { slots: (0..threads.max(1)).map(|_| Slot::default()).collect() }
+    }
+
+    /// Requests completed by all threads.
+    pub fn total(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+
+    fn add(&self, thread: usize) {
+        if let Some(slot) = self.slots.get(thread) {
+            slot.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Called on the orchestrating thread at the measurement's edges (to read CPU counters).
+pub trait WindowHooks {
+    /// The measurement starts.
+    fn measure_started(&mut self) {}
+    /// The measurement ends (drain follows).
+    fn measure_ended(&mut self) {}
+}
+
+impl WindowHooks for () {}
+
+/// Both, in order.
+impl<A: WindowHooks, B: WindowHooks> WindowHooks for (A, B) {
+    fn measure_started(&mut self) {
+        self.0.measure_started();
+        self.1.measure_started();
+    }
+    fn measure_ended(&mut self) {
+        self.0.measure_ended();
+        self.1.measure_ended();
+    }
+}
+
+/// Hooks that may be absent.
+impl<H: WindowHooks> WindowHooks for Option<H> {
+    fn measure_started(&mut self) {
+        if let Some(hooks) = self {
+            hooks.measure_started();
+        }
+    }
+    fn measure_ended(&mut self) {
+        if let Some(hooks) = self {
+            hooks.measure_ended();
+        }
+    }
+}
+
+/// How long after an open loop's window its requests due in the window still count as
+/// answered in time ([`stats::OpenCounts::in_time`]), and may still be sent: a tenth of the
+/// window, at least 50 ms — long enough for any answer of a server that keeps up (the
+/// slowest scenario's p99 at equal load is a few milliseconds), short against the backlog
+/// of one that does not.
+pub fn open_loop_grace(window: Duration) -> Duration {
+    (window / 10).max(Duration::from_millis(50))
+}
+
+/// How long a failed connect waits before the next attempt, to not spin on a dead target.
+const RECONNECT_BACKOFF: Duration = Duration::from_millis(20);
+/// How long the threads get to start and connect before a clock-only warm-up starts. A
+/// settled warm-up needs none: it waits for every connection's first answer by itself.
+pub const START_DELAY: Duration = Duration::from_millis(100);
+/// How far ahead a settled phase boundary is announced: the client threads read it as they
+/// record, and one that reads it just before it is published must still see its request
+/// on the right side.
+const BOUNDARY_LEAD: Duration = Duration::from_millis(5);
+/// How often the orchestrating thread looks whether a settled phase may end.
+const SETTLE_POLL: Duration = Duration::from_millis(2);
+
+/// The phases of one run. The window's edges are nanoseconds after `start`, `u64::MAX`
+/// until known: fixed at the start for a clock-only plan, published by the orchestrating
+/// thread for a settled one.
+struct Window {
+    plan: LoadPlan,
+    start: Instant,
+    measure_start_ns: AtomicU64,
+    measure_end_ns: AtomicU64,
+    /// Requests the window may still send ([`LoadPlan::requests`]).
+    unsent: Option<AtomicU64>,
+}
+
+impl Window {
+    fn new(plan: &LoadPlan, start: Instant) -> Self {
+        let window = Self {
+            plan: plan.clone(),
+            start,
+            measure_start_ns: AtomicU64::new(u64::MAX),
+            measure_end_ns: AtomicU64::new(u64::MAX),
+            unsent: plan.requests.map(AtomicU64::new),
+        };
+        if plan.settle.is_none() {
+            window.publish_start(start + plan.warmup);
+            // A counted window ends when its requests are answered (`run` publishes it).
+            if plan.requests.is_none() {
+                window.publish_end(start + plan.warmup + plan.duration);
+            }
+        }
+        window
+    }
+
+    /// Whether one more request may be sent at `at` (takes it from the count, if any). Only
+    /// requests sent in the window are counted: those of the warm-up are free.
+    fn may_send(&self, at: Instant) -> bool {
+        let Some(unsent) = &self.unsent else { return true };
+        if self.phase(at) == Phase::Warmup {
+            return true;
+        }
+        unsent.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok()
+    }
+
+    fn offset(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_nanos() as u64
+    }
+
+    fn at(&self, offset_ns: u64) -> Option<Instant> {
+        (offset_ns != u64::MAX).then(|| self.start + Duration::from_nanos(offset_ns))
+    }
+
+    fn publish_start(&self, at: Instant) {
+        self.measure_start_ns.store(self.offset(at), Ordering::Release);
+    }
+
+    fn publish_end(&self, at: Instant) {
+        self.measure_end_ns.store(self.offset(at), Ordering::Release);
+    }
+
+    fn measure_start(&self) -> Option<Instant> {
+        self.at(self.measure_start_ns.load(Ordering::Acquire))
+    }
+
+    fn measure_end(&self) -> Option<Instant> {
+        self.at(self.measure_end_ns.load(Ordering::Acquire))
+    }
+
+    fn phase(&self, at: Instant) -> Phase {
+        let offset = self.offset(at);
+        if offset < self.measure_start_ns.load(Ordering::Acquire) {
+            Phase::Warmup
+        } else if offset < self.measure_end_ns.load(Ordering::Acquire) {
+            Phase::Measure
+        } else {
+            Phase::Drain
+        }
+    }
+
+    /// How much of `[from, to]` lies inside the measurement window, µs.
+    fn overlap_us(&self, from: Instant, to: Instant) -> u64 {
+        let Some(measure_start) = self.measure_start() else { return 0 };
+        let start = from.max(measure_start);
+        let end = self.measure_end().map_or(to, |end| to.min(end));
+        end.saturating_duration_since(start).as_micros() as u64
+    }
+
+    /// The index of `at`'s second in the measurement timeline.
+    fn second(&self, at: Instant) -> usize {
+        self.measure_start().map_or(0, |s| at.saturating_duration_since(s).as_secs() as usize)
+    }
+
+    /// The longest the window can last.
+    fn longest(&self) -> Duration {
+        self.plan.settle.map_or(self.plan.duration, |s| s.window_max.max(self.plan.duration))
+    }
+}
+
+/// Runs `plan` with one client per thread from `factory`, blocking the calling thread
+/// until the drain is over. Fails if a client cannot start.
+pub fn run<C, F>(
+    plan: &LoadPlan,
+    factory: F,
+    hooks: &mut dyn WindowHooks,
+) -> Result<LoadReport, String>
+where
+    C: Client,
+    F: Fn(usize) -> C + Send + Sync + 'static,
+{
+    let workers = plan.workers.clamp(1, plan.connections.max(1));
+    let mut plan = plan.clone();
+    let live = Arc::clone(plan.live.get_or_insert_with(|| Arc::new(LiveCounter::new(workers))));
+    let warmed = Arc::new(LiveCounter::new(workers));
+    // A closed loop on the clock gives its threads time to connect before the warm-up; a
+    // settled one waits for their first answers instead, and an open loop opens its
+    // connections as its requests come due, in the warm-up.
+    let on_the_clock = plan.settle.is_none() && plan.rate_rps.is_none();
+    let start = Instant::now() + if on_the_clock { START_DELAY } else { Duration::ZERO };
+    let window = Arc::new(Window::new(&plan, start));
+    let factory = Arc::new(factory);
+    let threads: Vec<_> = (0..workers)
+        .map(|worker| {
+            let window = Arc::clone(&window);
+            let factory = Arc::clone(&factory);
+            let warmed = Arc::clone(&warmed);
+            std::thread::Builder::new()
+                .name(format!("loadgen-{worker}"))
+                .spawn(move || run_worker(&window, factory(worker), worker, workers, &warmed))
+                .expect("spawn a client thread")
+        })
+        .collect();
+
+    let stop = &plan.stop;
+    let settle = plan.settle;
+    let (mut unsettled_warmup, mut window_capped) = (None, false);
+    let measure_start = match settle {
+        None => start + plan.warmup,
+        Some(settle) => {
+            let connections = plan.connections as u64;
+            let latest = start + settle.warmup_max.max(plan.warmup);
+            sleep_until(start + plan.warmup, stop);
+            if !settle_until(|| warmed.total() >= connections, latest, stop) {
+                unsettled_warmup = Some(warmed.total());
+            }
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_start(at);
+            at
+        }
+    };
+    sleep_until(measure_start, stop);
+    hooks.measure_started();
+    let answered_before = live.total();
+    let measure_end = match (settle, plan.requests) {
+        (None, Some(requests)) => {
+            // Every answer since the window opened counts, so a warm-up's last ones would
+            // end it early: `loadgen http -n` has no warm-up.
+            let latest = measure_start + plan.duration;
+            let answered = || live.total() - answered_before >= requests;
+            settle_until(answered, latest, stop);
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_end(at);
+            at
+        }
+        (None, None) => measure_start + plan.duration,
+        (Some(settle), _) => {
+            let latest = measure_start + settle.window_max.max(plan.duration);
+            sleep_until(measure_start + plan.duration, stop);
+            let enough = || live.total() - answered_before >= settle.window_min_completions;
+            window_capped = !settle_until(enough, latest, stop);
+            let at = Instant::now() + BOUNDARY_LEAD;
+            window.publish_end(at);
+            at
+        }
+    };
+    sleep_until(measure_end, stop);
+    // Stopped (Ctrl-C) before its end, the window is as long as it ran, so that its rates
+    // are of the time measured (`loadgen http` prints them; the suite never ranks it).
+    let measure_end = measure_end.min(Instant::now().max(measure_start));
+    hooks.measure_ended();
+
+    let mut report = LoadReport::new(window.longest());
+    if plan.rate_rps.is_some() {
+        report.open = Some(stats::OpenCounts::default());
+    }
+    report.window = measure_end - measure_start;
+    report.warmup_elapsed = measure_start - start;
+    report.unsettled_warmup = unsettled_warmup;
+    report.window_capped = window_capped && !plan.stop.load(Ordering::Relaxed);
+    let mut failure = None;
+    for thread in threads {
+        match thread.join().expect("a client thread panicked") {
+            Ok(stats) => report.merge(stats),
+            Err(error) => failure = Some(error),
+        }
+    }
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    report.stopped_early = plan.stop.load(Ordering::Relaxed);
+    Ok(report)
+}
+
+/// Polls `done` until it holds (true), or `latest` passes or `stop` is set (false).
+fn settle_until(done: impl Fn() -> bool, latest: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= latest || stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(SETTLE_POLL);
+    }
+}
+
+fn sleep_until(deadline: Instant, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+    }
+}
+
+fn run_worker<C: Client>(
+    window: &Arc<Window>,
+    mut client: C,
+    worker: usize,
+    workers: usize,
+    warmed: &Arc<LiveCounter>,
+) -> Result<WorkerStats, String> {
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
+    let local = tokio::task::LocalSet::new();
+    let stats = Rc::new(RefCell::new(WorkerStats::new(window.longest())));
+    local.block_on(&runtime, async {
+        client.start().await?;
+        let client = Rc::new(client);
+        if let Some(rate) = window.plan.rate_rps {
+            open::drive(window, &client, &stats, worker, workers, rate).await?;
+            for problem in client.problems() {
+                stats.borrow_mut().note_invalid(problem);
+            }
+            return Ok(());
+        }
+        let mut users = Vec::new();
+        for index in (worker..window.plan.connections).step_by(workers) {
+            let (window, client, stats, warmed) =
+                (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats), Arc::clone(warmed));
+            users.push(tokio::task::spawn_local(async move {
+                drive(&window, &*client, &stats, index, worker, &warmed).await
+            }));
+        }
+        for user in users {
+            let _ = user.await;
+        }
+        for problem in client.problems() {
+            stats.borrow_mut().note_invalid(problem);
+        }
+        Ok::<(), String>(())
+    })?;
+    Ok(Rc::try_unwrap(stats)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|_| unreachable!("users are done")))
+}
+
+/// One virtual user of the closed loop: its next request when the last is answered.
+async fn drive<C: Client>(
+    window: &Window,
+    client: &C,
+    stats: &RefCell<WorkerStats>,
+    index: usize,
+    worker: usize,
+    warmed: &LiveCounter,
+) {
+    let plan = &window.plan;
+    let mut answered = false;
+    let mut picker = client.picker(index, plan.connections);
+    let mut connection = client.connect().await.ok();
+    tokio::time::sleep_until(window.start.into()).await;
+    // One timer per user, pushed later before each request: tokio re-arms a timer whose
+    // deadline only moves later with an atomic store, where a fresh `timeout` per request
+    // would insert into and remove from the timer wheel every time.
+    let watchdog = tokio::time::sleep_until((window.start + plan.request_timeout).into());
+    tokio::pin!(watchdog);
+
+    while !plan.stop.load(Ordering::Relaxed) {
+        let sent = Instant::now();
+        if window.measure_end().is_some_and(|end| sent >= end) || !window.may_send(sent) {
+            break;
+        }
+        let current = match connection.as_mut() {
+            Some(current) => current,
+            None => match client.connect().await {
+                Ok(opened) => connection.insert(opened),
+                Err(kind) => {
+                    record_connect_error(window, stats, kind);
+                    tokio::time::sleep(RECONNECT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        let pick = picker.pick();
+        let exchange = exchange(window, client, current, pick, sent, watchdog.as_mut()).await;
+        if !exchange.keep_connection {
+            connection = None;
+        }
+        if exchange.answered && !answered {
+            answered = true;
+            warmed.add(worker);
+        }
+        let finished = exchange.finished;
+        record(window, stats, worker, pick, sent, finished, exchange);
+    }
+}
+
+/// A connection that could not be opened, counted where it failed.
+fn record_connect_error(window: &Window, stats: &RefCell<WorkerStats>, kind: ErrorKind) {
+    let now = Instant::now();
+    stats.borrow_mut().record(window.phase(now), window.second(now), Outcome::Error(kind), 0, 0);
+}
+
+/// How one request ended.
+struct Exchange {
+    outcome: Outcome,
+    status: Option<u16>,
+    finished: Instant,
+    /// The server answered (whatever it said).
+    answered: bool,
+    /// The connection can carry the next request.
+    keep_connection: bool,
+}
+
+/// Request `pick` on `connection`, counted as sent at `sent` (now, or its slot in an open
+/// loop) and given up at `sent` + the request timeout (the `watchdog`, re-armed here).
+async fn exchange<C: Client>(
+    window: &Window,
+    client: &C,
+    connection: &mut C::Connection,
+    pick: usize,
+    sent: Instant,
+    mut watchdog: std::pin::Pin<&mut tokio::time::Sleep>,
+) -> Exchange {
+    watchdog.as_mut().reset((sent + window.plan.request_timeout).into());
+    let result = tokio::select! {
+        biased;
+        done = client.call(connection, pick) => Some(done),
+        () = &mut watchdog => None,
+    };
+    let finished = Instant::now();
+    match result {
+        None => Exchange {
+            outcome: Outcome::Error(ErrorKind::Timeout),
+            status: None,
+            finished,
+            answered: false,
+            keep_connection: false,
+        },
+        Some(Err(kind)) => Exchange {
+            outcome: Outcome::Error(kind),
+            status: None,
+            finished,
+            answered: false,
+            keep_connection: false,
+        },
+        Some(Ok(done)) => Exchange {
+            outcome: done.outcome,
+            status: done.status,
+            finished,
+            answered: true,
+            keep_connection: !done.close,
+        },
+    }
+}
+
+/// Counts a finished request, its latency from `sent`, in the phase and second of `counted_at`
+/// (when it finished, in a closed loop; when it was due, in an open one).
+fn record(
+    window: &Window,
+    stats: &RefCell<WorkerStats>,
+    worker: usize,
+    pick: usize,
+    sent: Instant,
+    counted_at: Instant,
+    exchange: Exchange,
+) {
+    let Exchange { outcome, status, finished, .. } = exchange;
+    let latency_us = finished.saturating_duration_since(sent).as_micros() as u64;
+    let phase = window.phase(counted_at);
+    let mut stats = stats.borrow_mut();
+    if let Some(status) = status {
+        stats.record_status(phase, status);
+    }
+    if outcome == Outcome::Rejected {
+        stats.note_rejected(phase, pick);
+    }
+    let second = window.second(counted_at);
+    stats.record(phase, second, outcome, latency_us, window.overlap_us(sent, finished));
+    if let Some(live) = &window.plan.live {
+        live.add(worker);
+    }
+}
+
+/// Requests over HTTP/1.1 keep-alive connections to one address.
+pub struct HttpClient {
+    addr: SocketAddr,
+    workload: Arc<dyn Workload>,
+    validate_every: u64,
+    opened: std::cell::Cell<u64>,
+    problems: RefCell<Vec<String>>,
+}
+
+impl HttpClient {
+    /// A client of `addr` doing `workload`, fully validating one accepted response in
+    /// `validate_every` per connection (0: never).
+    pub fn new(addr: SocketAddr, workload: Arc<dyn Workload>, validate_every: u64) -> Self {
+        Self {
+            addr,
+            workload,
+            validate_every,
+            opened: std::cell::Cell::new(0),
+            problems: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+/// An HTTP connection with its receive buffer.
+pub struct HttpConnection {
+    socket: Connection,
+    buffer: ReadBuffer,
+    until_validation: u64,
+}
+
+impl Client for HttpClient {
+    type Connection = HttpConnection;
+
+    fn picker(&self, index: usize, users: usize) -> Picker {
+        self.workload.picker(index, users)
+    }
+
+    async fn connect(&self) -> Result<HttpConnection, ErrorKind> {
+        let socket = Connection::open(self.addr).await.map_err(|_| ErrorKind::Connect)?;
+        // Spread the sampled validations over the connections' request counts.
+        let every = self.validate_every.max(1);
+        self.opened.set(self.opened.get() + 1);
+        let until_validation = 1 + self.opened.get() % every;
+        Ok(HttpConnection { socket, buffer: ReadBuffer::new(), until_validation })
+    }
+
+    async fn call(&self, connection: &mut HttpConnection, pick: usize) -> Result<Done, ErrorKind> {
+        self.call_inspecting(connection, pick, |_, _| ()).await
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.problems.borrow().clone()
+    }
+}
+
+impl HttpConnection {
+    /// Whether the last exchange received no byte of an answer (the connection closed or
+    /// broke before the server said anything).
+    pub fn received_nothing(&self) -> bool {
+        self.buffer.is_empty()
+    }
+}
+
+impl HttpClient {
+    /// [`Client::call`], handing the answer and its outcome to `inspect` (which sees every
+    /// answer, not only the validated sample: `loadgen faults` reads checkout ids from it).
+    pub async fn call_inspecting(
+        &self,
+        connection: &mut HttpConnection,
+        pick: usize,
+        inspect: impl FnOnce(&Response<'_>, Outcome),
+    ) -> Result<Done, ErrorKind> {
+        connection.buffer.clear();
+        let head =
+            conn::exchange(&connection.socket, self.workload.request(pick), &mut connection.buffer)
+                .await?;
+        let response = head.response(&connection.buffer);
+        let mut outcome = self.workload.classify(pick, &response);
+        if self.validate_every > 0 && outcome == Outcome::Ok {
+            connection.until_validation -= 1;
+            if connection.until_validation == 0 {
+                connection.until_validation = self.validate_every;
+                if let Err(problem) = self.workload.validate(pick, &response) {
+                    let mut problems = self.problems.borrow_mut();
+                    if problems.len() < 5 {
+                        problems.push(problem);
+                    }
+                    outcome = Outcome::Error(ErrorKind::InvalidBody);
+                }
+            }
+        }
+        inspect(&response, outcome);
+        Ok(Done { outcome, status: Some(response.status), close: head.close })
+    }
+}
+
+/// Runs `plan` over HTTP against `addr`. Fails only if a client thread cannot set up (an
+/// open loop's timer).
+pub fn run_http(
+    plan: &LoadPlan,
+    addr: SocketAddr,
+    workload: Arc<dyn Workload>,
+    validate_every: u64,
+    hooks: &mut dyn WindowHooks,
+) -> Result<LoadReport, String> {
+    run(plan, move |_| HttpClient::new(addr, Arc::clone(&workload), validate_every), hooks)
+}

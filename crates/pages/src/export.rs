@@ -1,0 +1,257 @@
+//! `loadgen report --format md|csv|json`: the page's verdicts as tables for READMEs, pull
+//! requests and spreadsheets. Every format is rendered from one list of [`Row`]s, built from
+//! the same families as the page, so an export cannot disagree with it.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::dataset::{CellWindows, Dataset, Metric, Target};
+use super::verdicts::{Family, Member};
+use bookstore_record::results::RunResults;
+use bookstore_report::charts::latency_label;
+use bookstore_stats::{Comparison, Summary, digits};
+
+/// One stack in one table cell of the page: a scenario at a concurrency (saturation) or at
+/// an offered rate (equal load). Units are in the field names; `None` is written empty.
+#[allow(missing_docs)] // named for what they hold; crates/record/RESULTS.md, "Exports"
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub scenario: String,
+    /// `saturation` (ranked by `rate_metric`, higher is better) or `equal_load` (ranked by
+    /// the p99, lower is better).
+    pub load: &'static str,
+    /// Connections at saturation.
+    pub concurrency: Option<u32>,
+    /// The equal-load rate as the run named it (`70%`, `5000/s`).
+    pub equal_load_rate: Option<String>,
+    /// Requests per second offered at equal load (median over the rounds).
+    pub offered_rps_median: Option<f64>,
+    pub stack: String,
+    /// Complete windows measured.
+    pub rounds: usize,
+    /// `goodput`, `answered` (201 or 409: `checkoutSoldOut`) or `throughput`.
+    pub rate_metric: &'static str,
+    pub rate_rps_median: Option<f64>,
+    pub rate_rps_min: Option<f64>,
+    pub rate_rps_max: Option<f64>,
+    pub p50_us_median: Option<f64>,
+    pub p99_us_median: Option<f64>,
+    pub p999_us_median: Option<f64>,
+    /// This stack's ranked value ÷ the first's, with the interval of the verdict method.
+    pub vs_first_ratio: Option<f64>,
+    pub vs_first_low: Option<f64>,
+    pub vs_first_high: Option<f64>,
+    /// `best` (first, told apart from every other), `lead` (first, or not distinguishable
+    /// from it), `behind` (told apart from the first), `not_ranked`, `disqualified`, or
+    /// empty (no complete window).
+    pub standing: &'static str,
+    /// Why the cell is disqualified or not ranked.
+    pub reason: Option<String>,
+}
+
+/// The rows of `runs`: per scenario, saturation by concurrency, then equal load by rate.
+pub fn rows(runs: &[RunResults]) -> Vec<Row> {
+    let dataset = Dataset::new(runs);
+    let mut rows = Vec::new();
+    for scenario in &dataset.scenarios {
+        let metric = Metric::for_scenario(scenario);
+        for &concurrency in &dataset.concurrency {
+            let family = Family::rates(&dataset, scenario, concurrency);
+            for (index, standing, vs_first) in standings(&family) {
+                let member = &family.members[index];
+                let target = Target::Stack(member.name.clone());
+                let cells = dataset.cell(&target, scenario, concurrency);
+                rows.push(Row {
+                    load: "saturation",
+                    concurrency: Some(concurrency),
+                    ..row(scenario, metric, member, cells, standing, vs_first)
+                });
+            }
+        }
+        for rate in &dataset.equal_load_rates {
+            let family = Family::equal_load_p99(&dataset, scenario, rate);
+            for (index, standing, vs_first) in standings(&family) {
+                let member = &family.members[index];
+                let cells = dataset.equal_load_cell(&member.name, scenario, rate);
+                rows.push(Row {
+                    load: "equal_load",
+                    equal_load_rate: Some(rate.clone()),
+                    offered_rps_median: median(
+                        cells.by_round(|c| c.open_loop.as_ref().map(|o| o.offered_rps)),
+                    ),
+                    // The ranked p99: client-limited windows left out, as on the page.
+                    p99_us_median: member.summary.map(|s| s.median),
+                    ..row(scenario, metric, member, cells, standing, vs_first)
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// What every row holds of `member`'s windows `cells`; the caller sets how it was loaded.
+fn row(
+    scenario: &str,
+    metric: Metric,
+    member: &Member,
+    cells: &CellWindows<'_>,
+    standing: &'static str,
+    vs_first: Option<Comparison>,
+) -> Row {
+    let latency = |pick: fn(&bookstore_report::latency::LatencySummary) -> u64| {
+        median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
+    };
+    let rate =
+        Summary::of(&cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>());
+    Row {
+        scenario: scenario.to_owned(),
+        load: "",
+        concurrency: None,
+        equal_load_rate: None,
+        offered_rps_median: None,
+        stack: member.name.clone(),
+        rounds: cells.samples().count(),
+        rate_metric: metric.name(),
+        rate_rps_median: rate.map(|s| s.median),
+        rate_rps_min: rate.map(|s| s.min),
+        rate_rps_max: rate.map(|s| s.max),
+        p50_us_median: latency(|l| l.p50_us),
+        p99_us_median: latency(|l| l.p99_us),
+        p999_us_median: latency(|l| l.p999_us),
+        vs_first_ratio: vs_first.map(|c| c.ratio),
+        vs_first_low: vs_first.map(|c| c.low),
+        vs_first_high: vs_first.map(|c| c.high),
+        standing,
+        reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+    }
+}
+
+fn median(by_round: std::collections::BTreeMap<super::dataset::RoundKey, f64>) -> Option<f64> {
+    Summary::of(&by_round.into_values().collect::<Vec<_>>()).map(|s| s.median)
+}
+
+/// Each member of `family` in ranking order (then the unranked), with its standing and its
+/// comparison against the first.
+fn standings(family: &Family) -> Vec<(usize, &'static str, Option<Comparison>)> {
+    let ranking = family.ranking();
+    let first = ranking.order.first().map(|&i| family.members[i].name.clone());
+    let mut out: Vec<(usize, &'static str, Option<Comparison>)> = ranking
+        .order
+        .iter()
+        .enumerate()
+        .map(|(place, &i)| {
+            let standing = match (place, ranking.leaders.contains(&i)) {
+                (0, _) if ranking.best => "best",
+                (_, true) => "lead",
+                _ => "behind",
+            };
+            let name = &family.members[i].name;
+            let vs_first =
+                first.as_deref().filter(|f| f != name).and_then(|f| family.compare(f, name));
+            (i, standing, vs_first)
+        })
+        .collect();
+    for (i, member) in family.members.iter().enumerate() {
+        if ranking.order.contains(&i) {
+            continue;
+        }
+        let standing = if member.disqualified.is_some() {
+            "disqualified"
+        } else if member.not_ranked.is_some() {
+            "not_ranked"
+        } else {
+            ""
+        };
+        out.push((i, standing, None));
+    }
+    out
+}
+
+/// The rows as CSV (RFC 4180): a header line of the field names, then one line per row.
+pub fn csv(rows: &[Row]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+/// The rows as a JSON document (`schema` names it, `rows` as in the CSV).
+pub fn json(rows: &[Row]) -> anyhow::Result<String> {
+    let document = serde_json::json!({ "schema": EXPORT_SCHEMA, "rows": rows });
+    Ok(serde_json::to_string_pretty(&document)? + "\n")
+}
+
+/// The name of [`json`]'s document.
+pub const EXPORT_SCHEMA: &str = "bookstore-bench/report-rows/1";
+
+/// The verdicts as Markdown: per concurrency, a table of the rates (scenarios × stacks), and
+/// per equal-load rate, a table of the p99s; the first of each row in bold with its value,
+/// the others as their ratio to it with the interval.
+pub fn markdown(runs: &[RunResults]) -> String {
+    let rows = rows(runs);
+    let dataset = Dataset::new(runs);
+    let mut out = String::new();
+    let ids: Vec<&str> = runs.iter().map(|r| r.run.id.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "Run {} ({} rounds per cell). The first of each row in bold: **best** when the data tells it apart from every other stack, **lead** when not; the others as their value ÷ the first's with the interval of the verdict method, \"≈\" where it is not distinguishable from the first.",
+        ids.join(", "),
+        dataset.rounds()
+    );
+    let tables = dataset
+        .concurrency
+        .iter()
+        .map(|c| (format!("Rate at saturation, c = {c} (req/s)"), Some(*c), None))
+        .chain(dataset.equal_load_rates.iter().map(|r| {
+            (format!("p99 at equal load, {r} of the slowest stack's rate"), None, Some(r.clone()))
+        }));
+    for (title, concurrency, rate) in tables {
+        let _ = writeln!(out, "\n**{title}**\n");
+        let _ = writeln!(out, "| scenario | {} |", dataset.stacks.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|".repeat(dataset.stacks.len()));
+        for scenario in &dataset.scenarios {
+            let cells: Vec<String> = dataset
+                .stacks
+                .iter()
+                .map(|stack| {
+                    rows.iter()
+                        .find(|r| {
+                            &r.scenario == scenario
+                                && &r.stack == stack
+                                && r.concurrency == concurrency
+                                && r.equal_load_rate == rate
+                        })
+                        .map_or("–".to_owned(), markdown_cell)
+                })
+                .collect();
+            let _ = writeln!(out, "| `{scenario}` | {} |", cells.join(" | "));
+        }
+    }
+    out
+}
+
+/// One stack's cell of a Markdown table.
+fn markdown_cell(row: &Row) -> String {
+    let value = if row.load == "saturation" {
+        row.rate_rps_median.map(|v| format!("{v:.0}"))
+    } else {
+        row.p99_us_median.map(latency_label)
+    };
+    let comparison = match (row.vs_first_ratio, row.vs_first_low, row.vs_first_high) {
+        (Some(ratio), Some(low), Some(high)) => Some((ratio, low, high)),
+        _ => None,
+    };
+    match (row.standing, value, comparison) {
+        ("best" | "lead", Some(value), None) => format!("**{value}** {}", row.standing),
+        (standing, _, Some((ratio, low, high))) => {
+            let interval = format!("{}× [{}–{}]", digits(ratio), digits(low), digits(high));
+            if standing == "lead" { format!("≈ {interval}") } else { interval }
+        }
+        ("disqualified", _, _) => "disqualified".to_owned(),
+        ("not_ranked", _, _) => "not ranked".to_owned(),
+        (_, Some(value), None) => value,
+        (_, None, None) => "–".to_owned(),
+    }
+}

@@ -1,0 +1,232 @@
+//! Every verdict the pages show, drawn one way (`bookstore-stats`): the stacks of one
+//! scenario × concurrency table are one family ([`bookstore_stats::Group`]), their pairs
+//! compared on the ratio of their rates round by round, Benjamini–Hochberg within the
+//! family, intervals at the matching level. The headline, the tables, the axis analysis and
+//! `loadgen compare` all read their verdicts from here, so they cannot disagree.
+
+use std::collections::BTreeMap;
+
+use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, judge};
+
+use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
+use bookstore_record::results::Cell;
+
+/// One stack of a family.
+#[derive(Debug, Clone)]
+pub(crate) struct Member {
+    pub(crate) name: String,
+    /// Why its cell is disqualified: it is then in no comparison.
+    pub(crate) disqualified: Option<String>,
+    /// Why its figures, though valid, are not ranked (a latency at a rate it could not
+    /// carry): it is then in no comparison either.
+    pub(crate) not_ranked: Option<String>,
+    /// Median and range over the rounds.
+    pub(crate) summary: Option<Summary>,
+    samples: BTreeMap<RoundKey, f64>,
+}
+
+impl Member {
+    /// Whether it takes part in comparisons.
+    pub(crate) fn qualified(&self) -> bool {
+        self.disqualified.is_none() && self.not_ranked.is_none() && !self.samples.is_empty()
+    }
+}
+
+/// The stacks of one scenario × concurrency, and the group of the qualified ones.
+#[derive(Debug)]
+pub(crate) struct Family {
+    pub(crate) members: Vec<Member>,
+    group: Group,
+    better: Better,
+}
+
+impl Family {
+    /// The family of a metric `value` of each window (`None`: no value in that window) at
+    /// saturation, `better` higher or lower.
+    fn of(
+        dataset: &Dataset<'_>,
+        scenario: &str,
+        concurrency: u32,
+        better: Better,
+        value: impl Fn(&Cell) -> Option<f64>,
+    ) -> Self {
+        let windows =
+            |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
+        Self::of_windows(dataset, windows, better, value, |_| None)
+    }
+
+    /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
+    /// out of the comparisons.
+    fn of_windows<'a, 'd: 'a>(
+        dataset: &'a Dataset<'d>,
+        windows: impl Fn(&str) -> &'a CellWindows<'d>,
+        better: Better,
+        value: impl Fn(&Cell) -> Option<f64>,
+        not_ranked: impl Fn(&CellWindows<'d>) -> Option<String>,
+    ) -> Self {
+        let members: Vec<Member> = dataset
+            .stacks
+            .iter()
+            .filter_map(|stack| {
+                let cell = windows(stack);
+                if cell.is_empty() {
+                    return None;
+                }
+                let samples = cell.by_round(&value);
+                let summary = Summary::of(&samples.values().copied().collect::<Vec<_>>());
+                Some(Member {
+                    name: stack.clone(),
+                    disqualified: cell.disqualified(),
+                    not_ranked: not_ranked(cell),
+                    samples,
+                    summary,
+                })
+            })
+            .collect();
+        let qualified: Vec<(String, BTreeMap<RoundKey, f64>)> = members
+            .iter()
+            .filter(|m| m.qualified())
+            .map(|m| (m.name.clone(), m.samples.clone()))
+            .collect();
+        Self { members, group: Group::paired(&qualified), better }
+    }
+
+    /// The family of the scenario's rate.
+    pub(crate) fn rates(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
+        let metric = Metric::for_scenario(scenario);
+        Self::of(dataset, scenario, concurrency, Better::Higher, |cell| Some(metric.of(cell)))
+    }
+
+    /// The family of the p99 latency at saturation (of the answers the scenario is ranked
+    /// by): lower is better, so "higher" is slower here.
+    pub(crate) fn p99(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
+        Self::of(dataset, scenario, concurrency, Better::Lower, |cell| {
+            cell.ranked_latency().map(|l| l.p99_us as f64)
+        })
+    }
+
+    /// The family of the p99 latency at an equal offered `rate` (a key of
+    /// [`Dataset::equal_load_rates`]): lower is better. A stack that could not carry the
+    /// rate in any round is not ranked; a window whose client fell behind is left out.
+    pub(crate) fn equal_load_p99(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Self {
+        let windows = |stack: &str| dataset.equal_load_cell(stack, scenario, rate);
+        let not_ranked = |windows: &CellWindows<'_>| {
+            let saturated: Vec<&bookstore_record::warnings::Warning> =
+                windows.cells().filter_map(bookstore_record::warnings::saturation).collect();
+            let first = saturated.first()?;
+            let rounds = windows.cells().count();
+            Some(format!("{} (in {} of {rounds} rounds)", first.message, saturated.len()))
+        };
+        let p99 = |cell: &Cell| {
+            if bookstore_record::warnings::client_limited(cell).is_some() {
+                return None;
+            }
+            cell.ranked_latency().map(|l| l.p99_us as f64)
+        };
+        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked)
+    }
+
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.members.iter().position(|m| m.name == name)
+    }
+
+    /// `b` against `a`, when both are qualified and share at least two rounds.
+    pub(crate) fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
+        self.group.compare(a, b)
+    }
+
+    /// Each of `others` against `reference`, as a family of its own (Benjamini–Hochberg over
+    /// these comparisons only, intervals at the matching level): for a question asked of a
+    /// few pairs, not of every pair of the table. `None` where either side is not qualified
+    /// or they share fewer than two rounds.
+    pub(crate) fn against(&self, reference: &str, others: &[&str]) -> Vec<Option<Comparison>> {
+        let pairs: Vec<(&str, &str)> = others.iter().map(|other| (reference, *other)).collect();
+        self.pairs_family(&pairs)
+    }
+
+    /// Each `(a, b)`: b against a, these comparisons a family of their own.
+    pub(crate) fn pairs_family(&self, pairs: &[(&str, &str)]) -> Vec<Option<Comparison>> {
+        let samples = |name: &str| {
+            self.members.iter().find(|m| m.name == name && m.qualified()).map(|m| &m.samples)
+        };
+        let rounds: Vec<Option<Vec<(f64, f64)>>> =
+            pairs.iter().map(|(a, b)| Some(paired(samples(a)?, samples(b)?))).collect();
+        let comparisons: Vec<Option<Samples<'_>>> =
+            rounds.iter().map(|r| r.as_deref().map(Samples::Paired)).collect();
+        judge(&comparisons)
+    }
+
+    /// The qualified members' ranking, the better first, as indices into `members`.
+    pub(crate) fn ranking(&self) -> Ranking {
+        let to_member = |i: usize| self.index(&self.group.names()[i]).expect("a member");
+        let Ranking { order, leaders, best } = self.group.ranking_by(self.better);
+        Ranking {
+            order: order.into_iter().map(to_member).collect(),
+            leaders: leaders.into_iter().map(to_member).collect(),
+            best,
+        }
+    }
+
+    /// Pairs called different, and pairs compared.
+    pub(crate) fn calls(&self) -> (usize, usize) {
+        self.group.calls()
+    }
+
+    /// Every compared pair: (a, b, b against a).
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str, &Comparison)> {
+        self.group.pairs()
+    }
+
+    /// The spread across rounds of each compared pair's log ratio.
+    pub(crate) fn log_ratio_spreads(&self) -> &[f64] {
+        self.group.log_ratio_spreads()
+    }
+}
+
+/// Each stack's rate as a share of its scenario's ceiling measured in the same rounds: one
+/// family per scenario × concurrency (one comparison per stack).
+#[derive(Debug)]
+pub(crate) struct CeilingShares {
+    /// Stack → stack ÷ ceiling.
+    pub(crate) shares: BTreeMap<String, Comparison>,
+}
+
+/// `(a, b)` of the rounds both were measured in.
+fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64, f64)> {
+    a.iter().filter_map(|(key, x)| Some((*x, *b.get(key)?))).collect()
+}
+
+impl CeilingShares {
+    pub(crate) fn of(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
+        let metric = Metric::for_scenario(scenario);
+        let mut names = Vec::new();
+        let mut rounds = Vec::new();
+        for stack in &dataset.stacks {
+            // A party behind the relay is bounded by the ceiling behind the same relay.
+            let latency = dataset.db_latency_us(stack);
+            let Some((target, _)) =
+                dataset.ceilings_at(scenario, concurrency, latency).into_iter().next()
+            else {
+                continue;
+            };
+            let ceiling = dataset.cell(&target, scenario, concurrency);
+            let cell = dataset.cell(&Target::Stack(stack.clone()), scenario, concurrency);
+            if ceiling.disqualified().is_some() || cell.is_empty() || cell.disqualified().is_some()
+            {
+                continue;
+            }
+            let reference = ceiling.by_round(|cell| Some(metric.of(cell)));
+            let own = cell.by_round(|cell| Some(metric.of(cell)));
+            names.push(stack.clone());
+            rounds.push(paired(&reference, &own));
+        }
+        let comparisons: Vec<Option<Samples<'_>>> =
+            rounds.iter().map(|r| Some(Samples::Paired(r))).collect();
+        let shares = names
+            .into_iter()
+            .zip(judge(&comparisons))
+            .filter_map(|(name, c)| Some((name, c?)))
+            .collect();
+        Self { shares }
+    }
+}

@@ -1,0 +1,19 @@
+//! `bookstore-record`: the versioned results documents every report is rendered from, and
+//! the judgements a reader needs before trusting a number in them.
+//!
+//! - [`results`]: the suite's results document (`crates/record/RESULTS.md` documents every field).
+//! - [`faults`]: `loadgen faults`' results document.
+//! - [`warnings`]: reasons not to trust a number, with what to do; the gates that
+//!   disqualify a cell.
+//! - [`metric`]: which rate ranks a scenario's stacks.
+//! - [`outcome`]: what a finished run says to a script (its exit status).
+//! - [`merge`]: the shards of a run on several hosts as one run.
+//!
+//! It depends on the load client's types ([`bookstore_client`]) and on nothing that runs.
+
+pub mod faults;
+pub mod merge;
+pub mod metric;
+pub mod outcome;
+pub mod results;
+pub mod warnings;

@@ -1,0 +1,73 @@
+//! The one way a verdict is drawn: every page and tool (the suite's summary, `loadgen
+//! compare`, dbbench) hands its family of comparisons to [`judge`], so none of them can
+//! pick another test, level or correction.
+
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, family};
+
+/// What one comparison of B against A is drawn from.
+#[derive(Debug, Clone, Copy)]
+pub enum Samples<'a> {
+    /// `(a, b)` measured side by side, one pair per round: the per-round log ratio cancels
+    /// the machine's drift.
+    Paired(&'a [(f64, f64)]),
+    /// Two independent sets of values (two runs, or configurations measured at different
+    /// times): Welch's t on the logs of each side.
+    Unpaired {
+        /// A's values.
+        a: &'a [f64],
+        /// B's values.
+        b: &'a [f64],
+    },
+}
+
+impl Samples<'_> {
+    fn log_ratio(&self) -> Option<LogRatio> {
+        match *self {
+            Samples::Paired(pairs) => LogRatio::paired(pairs),
+            Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
+        }
+    }
+}
+
+/// Judges `comparisons` as one family at [`FALSE_DISCOVERY_RATE`]: each present one with
+/// enough samples gets its [`Comparison`] (ratio, interval at the family's level, verdict);
+/// an absent one, or one with too few samples or a value that is not positive, stays
+/// `None`. A family is what a reader sees as one table.
+pub fn judge(comparisons: &[Option<Samples<'_>>]) -> Vec<Option<Comparison>> {
+    let tests: Vec<Option<LogRatio>> =
+        comparisons.iter().map(|c| c.as_ref().and_then(Samples::log_ratio)).collect();
+    family(&tests, FALSE_DISCOVERY_RATE)
+}
+
+/// Judges one comparison alone (a family of one).
+pub fn judge_one(samples: Samples<'_>) -> Option<Comparison> {
+    judge(&[Some(samples)]).pop().flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Verdict;
+
+    #[test]
+    fn paired_rounds_cancel_a_drift_that_unpaired_samples_keep() {
+        // B is 10% above A in every round; the machine drifts by ±30% between rounds.
+        let a = [100.0, 130.0, 75.0, 110.0, 90.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
+        let pairs: Vec<(f64, f64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        let paired = judge_one(Samples::Paired(&pairs)).unwrap();
+        assert_eq!(paired.verdict, Verdict::Higher);
+        assert!((paired.ratio - 1.1).abs() < 1e-9);
+        let unpaired = judge_one(Samples::Unpaired { a: &a, b: &b }).unwrap();
+        assert_eq!(unpaired.verdict, Verdict::NotDistinguishable);
+    }
+
+    #[test]
+    fn a_comparison_without_samples_stays_empty_and_does_not_count() {
+        let pairs = [(1.0, 2.0), (1.1, 2.1), (0.9, 1.9)];
+        let judged = judge(&[None, Some(Samples::Paired(&pairs)), Some(Samples::Paired(&[]))]);
+        assert!(judged[0].is_none() && judged[2].is_none());
+        // One present test: its level is 95%, as a family of one.
+        assert!((judged[1].unwrap().level - 0.95).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,748 @@
+//! The suite's orchestration: stacks prepared once, then blocks of rounds.
+//!
+//! A block is one scenario at one concurrency. Its parties (every stack that passed the
+//! contract check, and the scenario's ceiling) each measure one window per round; the order
+//! of the parties rotates by one from round to round (over the whole run), so each is
+//! measured first, in the middle and last equally often and the machine's drift falls on
+//! all of them alike. Windows of one round are what the report pairs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bookstore_harness::placement::{self, Tier};
+use super::sampler::{BackendSampler, CpuSampler};
+use bookstore_harness::server::ServerProcess;
+use super::{RESPONDER, SuiteOptions, ceiling, shard};
+use bookstore_harness::database;
+use bookstore_client::engine::{self, LiveCounter, LoadReport};
+use crate::progress::Progress;
+use bookstore_record::results::{Cell, LoadMode, OpenLoop, RunResults, ShardPart, SqlStats};
+use bookstore_client::scenario::{self, Scenario};
+use bookstore_record::warnings::{self, MIN_ROUNDS, Warning, WarningKind};
+use bookstore_report::environment::now_rfc3339;
+
+/// One window of a round: who measures, and at which concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    /// The minimal responder beside the stacks at this concurrency, for scenarios without
+    /// database access.
+    HttpCeiling(u32),
+    /// The scenario's statements straight through a driver's store, for the others;
+    /// behind the database latency relay with a `db_latency`.
+    DbCeiling { driver: ceiling::Driver, clients: DbClients, db_latency: Option<Duration> },
+    /// An index into the prepared stacks, at this concurrency.
+    Stack(usize, u32),
+}
+
+/// How many clients a database ceiling window has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DbClients {
+    /// One per pooled connection, whatever the stacks' concurrency: measured once per round
+    /// and compared with the stacks at every concurrency of that round.
+    Pool,
+    /// As many as the stacks have connections at this concurrency.
+    Stacks(u32),
+}
+
+/// How often, at most, the results file is rewritten during a run.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The database the database ceiling runs on.
+const DB_CEILING_DATABASE: &str = "bench_ceiling";
+
+/// A stack that passed the contract check, and how it runs.
+#[derive(Debug, Clone)]
+pub(super) struct PreparedStack {
+    /// Its entry in `results.stacks`.
+    pub(super) index: usize,
+    pub(super) database: String,
+    /// Where its load goes.
+    pub(super) addr: std::net::SocketAddr,
+    /// The database relay's process in front of its database (`--db-latency`).
+    pub(super) relay_pid: Option<u32>,
+}
+
+/// Where a window's load goes.
+struct Target<'a> {
+    addr: std::net::SocketAddr,
+    pid: Option<u32>,
+    relay_pid: Option<u32>,
+    database: Option<&'a str>,
+}
+
+/// A suite run in progress.
+pub(crate) struct Suite<'a> {
+    pub(super) options: &'a SuiteOptions,
+    pub(super) database: database::BenchDatabase,
+    pub(super) results: RunResults,
+    pub(super) progress: Progress,
+    pub(super) stop: Arc<AtomicBool>,
+    pub(super) logs: PathBuf,
+    /// The stacks that passed the contract check, in `--stacks` order.
+    pub(super) prepared: Vec<PreparedStack>,
+    /// Their processes when the suite started them, by `prepared` index (`None` for stacks
+    /// someone else started); kept running from the check to the end of the run.
+    pub(super) processes: Vec<Option<ServerProcess>>,
+    /// The database relays of the parties with a `--db-latency`, stopped when dropped.
+    pub(super) relays: Vec<ServerProcess>,
+    pub(super) responder: Option<ServerProcess>,
+    pub(super) db_ceiling_url: Option<String>,
+    /// What the stacks' backends do in each window (`None`: the server would not say).
+    pub(super) backends: Option<BackendSampler>,
+    pub(super) started: std::time::Instant,
+    /// When the results file was last written.
+    pub(super) saved: Option<std::time::Instant>,
+    /// The database ceiling's relays (`--db-latency`): per round trip, the URL through it
+    /// and its process id (the processes are in `relays`).
+    pub(super) ceiling_relays: Vec<(Duration, String, u32)>,
+    /// With the client placed (`--cpus client=…`): the CPUs it had before, given to every
+    /// process of a tier not named, which would otherwise inherit the client's.
+    pub(super) unplaced: Option<Vec<usize>>,
+}
+
+impl<'a> Suite<'a> {
+    /// The whole run: database, stacks, rounds, results.
+    pub(crate) fn run(
+        options: &'a SuiteOptions,
+        stop: Arc<AtomicBool>,
+    ) -> anyhow::Result<RunResults> {
+        let client_cpus = options.placement.as_ref().and_then(|p| p.cpus(Tier::Client));
+        let Some(cpus) = client_cpus else { return Self::run_placed(options, stop, None) };
+        let before = placement::affinity(std::process::id()).map_err(anyhow::Error::msg)?;
+        // Every thread of this process, until the run ends however it ends.
+        let _give_back = placement::GiveBack(before.clone());
+        let got = placement::pin_own_threads(cpus).map_err(anyhow::Error::msg)?;
+        Self::run_placed(options, stop, Some((got, before)))
+    }
+
+    /// The run, the client already placed where `client` says (with the CPUs it had
+    /// before: what the tiers not named get, rather than inherit the client's).
+    fn run_placed(
+        options: &'a SuiteOptions,
+        stop: Arc<AtomicBool>,
+        client: Option<(placement::TierCpusOf, Vec<usize>)>,
+    ) -> anyhow::Result<RunResults> {
+        let logs = options.output.with_extension("logs");
+        std::fs::create_dir_all(&logs)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
+        let max_connections = options.database_connections();
+        let mut database = database::BenchDatabase::open(
+            options.database_url.as_deref(),
+            options.db_provider,
+            options.durable,
+            max_connections,
+        )?;
+        let results = super::prepare::new_results(options, &mut database);
+        let backends = BackendSampler::connect(&database.maintenance_url());
+        let mut suite = Suite {
+            options,
+            database,
+            results,
+            progress: Progress::new(options.total_windows()),
+            stop,
+            logs,
+            prepared: Vec::new(),
+            processes: Vec::new(),
+            relays: Vec::new(),
+            responder: None,
+            db_ceiling_url: None,
+            backends,
+            started: std::time::Instant::now(),
+            saved: None,
+            ceiling_relays: Vec::new(),
+            unplaced: None,
+        };
+        if let Some((client, before)) = client {
+            suite.record_placement(Tier::Client, client);
+            suite.unplaced = Some(before);
+        }
+        let place_db = options.placement.as_ref().is_some_and(|p| p.cpus(Tier::Db).is_some());
+        match suite.database.postgres_pid() {
+            Some(postgres) => suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?,
+            None if place_db => anyhow::bail!(
+                "--cpus db=…: PostgreSQL runs where the suite cannot see its processes (a container); place it there"
+            ),
+            None => {}
+        }
+        suite.calibrate_relays()?;
+        if !suite.database.statements_available() {
+            suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
+        }
+        if options.total_rounds() < MIN_ROUNDS {
+            let rounds = options.total_rounds();
+            suite.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
+        }
+        suite.save_now()?;
+        if let Err(error) = suite.prepare_stacks().and_then(|()| suite.measure()) {
+            // What was measured before the failure stays in the file.
+            suite.save_now()?;
+            return Err(error);
+        }
+        suite.progress.finish();
+        // Stop what the run started before the results say it is over.
+        suite.processes.clear();
+        suite.responder = None;
+        suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
+        suite.results.run.finished_at = Some(now_rfc3339());
+        suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
+        suite.save_now()?;
+        Ok(suite.results)
+    }
+
+    pub(super) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Rewrites the results file, unless it was written less than [`SAVE_EVERY`] ago: the
+    /// file grows with every window, and rewriting all of it after each one made the
+    /// writing quadratic in the run's length. The run's end (or failure) writes it in any
+    /// case ([`Suite::save_now`]).
+    pub(super) fn save(&mut self) -> anyhow::Result<()> {
+        if self.saved.is_some_and(|at| at.elapsed() < SAVE_EVERY) {
+            return Ok(());
+        }
+        self.save_now()
+    }
+
+    /// Rewrites the results file now.
+    pub(super) fn save_now(&mut self) -> anyhow::Result<()> {
+        self.saved = Some(std::time::Instant::now());
+        self.results
+            .write(&self.options.output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.options.output.display()))
+    }
+
+    /// Marks a stack `failed` (before measuring) or `crashed`, skipping its remaining windows.
+    pub(super) fn stack_failed(
+        &mut self,
+        index: usize,
+        status: &str,
+        why: String,
+    ) -> anyhow::Result<()> {
+        let stack = &mut self.results.stacks[index];
+        self.progress.note(&format!("{}: {status}: {why}", stack.name));
+        let measured = (stack.cells.len() + stack.equal_load.len()) as u64;
+        self.progress.skipped(self.options.windows_per_stack().saturating_sub(measured));
+        stack.status = status.to_owned();
+        stack.failure = Some(why);
+        self.save()
+    }
+
+    /// The blocks: per scenario and concurrency, every party once per round, the order
+    /// rotating.
+    fn measure(&mut self) -> anyhow::Result<()> {
+        if self.options.shard.is_some() {
+            return self.measure_on_schedule();
+        }
+        let mut turn = 0;
+        for scenario in self.options.scenarios.clone() {
+            self.closed_rounds(scenario, &mut turn)?;
+            if self.stopped() {
+                return Ok(());
+            }
+            self.equal_load(scenario, &mut turn)?;
+        }
+        Ok(())
+    }
+
+    /// The closed-loop rounds of `scenario`: in each, every window of
+    /// [`SuiteOptions::round_windows`], in an order that rotates from round to round.
+    fn closed_rounds(&mut self, scenario: Scenario, turn: &mut usize) -> anyhow::Result<()> {
+        let windows = self.options.round_windows(scenario, self.prepared.len());
+        for round in 0..self.options.total_rounds() {
+            for window in rotated(&windows, turn) {
+                if self.stopped() {
+                    return Ok(());
+                }
+                match window {
+                    Window::HttpCeiling(concurrency) => {
+                        self.http_ceiling(scenario, concurrency, round)?
+                    }
+                    Window::DbCeiling { driver, clients, db_latency } => {
+                        self.db_ceiling(scenario, round, driver, clients, db_latency)?
+                    }
+                    Window::Stack(stack, concurrency) => {
+                        self.stack_window(stack, scenario, concurrency, round, None, None)?
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rounds of a shard: like [`Self::measure`] without ceilings, each window in its
+    /// slot of the schedule every shard shares.
+    fn measure_on_schedule(&mut self) -> anyhow::Result<()> {
+        if let Some(shard) = self.options.shard {
+            let ready_by = shard.setup_start(0, self.options.slot_timing());
+            if let Ok(late) = std::time::SystemTime::now().duration_since(ready_by) {
+                anyhow::bail!(
+                    "shard {} of {} was ready {:.1} s after the first setup began ({:.1} s before --start-at): its stack checks could have written during the other shards' measurement; start again with a later --start-at",
+                    shard.index,
+                    shard.count,
+                    late.as_secs_f64(),
+                    shard::SETUP.as_secs_f64()
+                );
+            }
+        }
+        let stacks = self.options.stacks.len();
+        let mut turn = 0;
+        for scenario in self.options.scenarios.clone() {
+            for concurrency in self.options.concurrency.clone() {
+                for round in 0..self.options.total_rounds() {
+                    let mut order: Vec<usize> = (0..stacks).collect();
+                    order.rotate_left(turn as usize % stacks.max(1));
+                    for stack in order {
+                        if self.stopped() {
+                            return Ok(());
+                        }
+                        // Stacks that failed here keep their slots (other shards may measure them).
+                        let Some(prepared) = self.prepared.iter().position(|p| p.index == stack)
+                        else {
+                            continue;
+                        };
+                        let slot = shard::slot(turn, stack, stacks);
+                        self.stack_window(
+                            prepared,
+                            scenario,
+                            concurrency,
+                            round,
+                            Some(slot),
+                            None,
+                        )?;
+                    }
+                    turn += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The responder's window beside the stacks' at `concurrency`.
+    fn http_ceiling(
+        &mut self,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+    ) -> anyhow::Result<()> {
+        if self.responder.is_none() {
+            let binary = self.options.bin_dir.join(RESPONDER);
+            let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
+            let log = self.logs.join("responder.log");
+            let mut responder = ServerProcess::start(RESPONDER, &binary, &args, &[], log)
+                .map_err(anyhow::Error::msg)?;
+            responder
+                .wait_ready("/health")
+                .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
+            self.place(Tier::Server, responder.pid()).map_err(anyhow::Error::msg)?;
+            self.responder = Some(responder);
+        }
+        let responder = self.responder.as_ref().expect("started above");
+        let target = Target {
+            addr: responder.addr(),
+            pid: Some(responder.pid()),
+            relay_pid: None,
+            database: None,
+        };
+        let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
+        let cell = self.http_cell(&label, &target, scenario, concurrency, round, None, None)?;
+        self.results.ceilings.http.push(cell);
+        self.save()
+    }
+
+    /// The database ceiling's window through `driver`: one client per pooled connection,
+    /// whatever the stacks' concurrency — a stack can never have more than `pool_max`
+    /// statements in flight, and more clients than connections mostly measure the pool's
+    /// queue (which made this "ceiling" lower than the stacks it bounds: 183 vs 211
+    /// aggregate reports/s at 256 clients, 270 at 32) — or as many clients as the stacks
+    /// have connections at one concurrency.
+    ///
+    /// A pool-size window does not depend on the stacks' concurrency, so it is measured
+    /// once per round and recorded beside each concurrency of the round: one cell per
+    /// concurrency, the same measurement (the same `started_seconds`).
+    ///
+    /// With a `db_latency`, its pool reaches the database through a relay adding that round
+    /// trip (one per latency, started at its first window and kept to the end of the run).
+    fn db_ceiling(
+        &mut self,
+        scenario: Scenario,
+        round: u32,
+        driver: ceiling::Driver,
+        clients: DbClients,
+        db_latency: Option<Duration>,
+    ) -> anyhow::Result<()> {
+        let name = DB_CEILING_DATABASE;
+        let direct = match &self.db_ceiling_url {
+            Some(url) => url.clone(),
+            None => {
+                let url = self.database.fresh(name)?;
+                self.db_ceiling_url = Some(url.clone());
+                url
+            }
+        };
+        let (url, relay_pid) = match db_latency {
+            None => (direct, None),
+            Some(latency) => self.ceiling_relay(&direct, latency)?,
+        };
+        let pool = self.options.pool_max;
+        let (concurrency, beside) = match clients {
+            DbClients::Pool => (pool, self.options.concurrency.clone()),
+            DbClients::Stacks(concurrency) => (concurrency, vec![concurrency]),
+        };
+        let beside_text: Vec<String> = beside.iter().map(u32::to_string).collect();
+        let workers = self.options.client_workers.max(1).min(pool as usize);
+        let per_thread_pool = pool.div_ceil(workers as u32);
+        if scenario.writes() {
+            self.database.restore(name)?;
+        }
+        let relayed =
+            db_latency.map_or(String::new(), |l| format!(" +{}", humantime::format_duration(l)));
+        let label = format!(
+            "ceiling db {}{relayed}  {scenario}  c={concurrency} (beside {})  round {}",
+            driver.name(),
+            beside_text.join(", "),
+            round + 1
+        );
+        let load = Arc::new(scenario.workload("ceiling"));
+        let live = Arc::new(LiveCounter::new(workers));
+        let mut plan = self.options.plan(concurrency, &self.stop, &live);
+        plan.workers = workers;
+        let mut sampler = CpuSampler::new(None, self.database.postgres_pid(), relay_pid);
+        self.database.reset_statements(name);
+        let ticker = self.progress.running(label.clone(), live);
+        let started = self.started.elapsed().as_secs_f64();
+        let pool = ceiling::StorePool { url, per_thread: per_thread_pool };
+        let report = ceiling::run(driver, &plan, pool, scenario, Arc::clone(&load), &mut sampler)
+            .map_err(|e| {
+            anyhow::anyhow!("the {} database ceiling could not open its pool: {e}", driver.name())
+        })?;
+        drop(ticker);
+        let mut cell = self.finish_cell(
+            &label,
+            scenario,
+            concurrency,
+            round,
+            &report,
+            &sampler,
+            None,
+            Some((name, &load)),
+            None,
+        )?;
+        cell.driver = Some(driver.name().to_owned());
+        cell.db_latency_us = db_latency.map(|l| l.as_micros() as u64);
+        cell.started_seconds = Some(started);
+        for concurrency in beside {
+            let mut cell = cell.clone();
+            cell.beside_concurrency = Some(concurrency);
+            self.results.ceilings.db.push(cell);
+        }
+        self.save()
+    }
+
+    /// The URL of the database ceiling's database through a relay adding `latency`, and
+    /// the relay's process id: started at the first window that needs it.
+    fn ceiling_relay(
+        &mut self,
+        direct: &str,
+        latency: Duration,
+    ) -> anyhow::Result<(String, Option<u32>)> {
+        if let Some((_, url, pid)) = self.ceiling_relays.iter().find(|(l, _, _)| *l == latency) {
+            return Ok((url.clone(), Some(*pid)));
+        }
+        let name = format!("ceiling.db{}", humantime::format_duration(latency)).replace(' ', "");
+        let (url, pid) = self
+            .start_relay(&name, direct, latency)
+            .map_err(|e| anyhow::anyhow!("the database ceiling's relay: {e}"))?;
+        self.ceiling_relays.push((latency, url.clone(), pid));
+        Ok((url, Some(pid)))
+    }
+
+    /// One window of a stack: a shard's in its `slot`, with its share of the connections;
+    /// with an `offer`, the open loop of the fixed-load phase (`concurrency` its cap).
+    pub(super) fn stack_window(
+        &mut self,
+        prepared: usize,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        slot: Option<u64>,
+        offer: Option<Offer>,
+    ) -> anyhow::Result<()> {
+        let stack = self.prepared[prepared].clone();
+        if self.results.stacks[stack.index].status != "measured" {
+            return Ok(()); // crashed in an earlier window
+        }
+        let name = self.results.stacks[stack.index].name.clone();
+        if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
+            return self.stack_failed(stack.index, "crashed", exit);
+        }
+        let load = match offer {
+            None => format!("c={concurrency}"),
+            Some(offer) => format!("{:.0} req/s", offer.rate_rps),
+        };
+        let label = format!("{name}  {scenario}  {load}  round {}", round + 1);
+        let pid = self.processes[prepared].as_ref().map(ServerProcess::pid);
+        let target = Target {
+            addr: stack.addr,
+            pid,
+            relay_pid: stack.relay_pid,
+            database: Some(&stack.database),
+        };
+        let mut cell =
+            self.http_cell(&label, &target, scenario, concurrency, round, slot, offer)?;
+        cell.db_latency_us = self.results.stacks[stack.index].db_latency_us;
+        let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
+        if let Some(exit) = &exit {
+            cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
+        }
+        let stack_results = &mut self.results.stacks[stack.index];
+        match offer {
+            None => stack_results.cells.push(cell),
+            Some(_) => stack_results.equal_load.push(cell),
+        }
+        match exit {
+            Some(exit) => self.stack_failed(stack.index, "crashed", exit),
+            None => self.save(),
+        }
+    }
+
+    /// One window of HTTP load; a shard's in its `slot`, with its share of the connections.
+    #[allow(clippy::too_many_arguments)]
+    fn http_cell(
+        &mut self,
+        label: &str,
+        target: &Target<'_>,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        slot: Option<u64>,
+        offer: Option<Offer>,
+    ) -> anyhow::Result<Cell> {
+        let coordinates = self.options.coordinates();
+        let timing = self.options.slot_timing();
+        let schedule = self.options.shard.zip(slot);
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // Right before the slot: the other shards' previous window has drained.
+            shard::wait_until(shard.setup_start(slot, timing), &self.stop);
+        }
+        if let (true, true, Some(database)) = (coordinates, scenario.writes(), target.database) {
+            self.database.restore(database)?;
+        }
+        let load = Arc::new(scenario.workload(&target.addr.to_string()));
+        if let Some(pid) = target.pid {
+            bookstore_client::procfs::reset_peak_rss(pid);
+        }
+        let waits = match (coordinates, target.database) {
+            (true, Some(database)) => {
+                self.database.reset_statements(database);
+                self.backends.as_ref().map(|sampler| sampler.window(database))
+            }
+            _ => None,
+        };
+        let connections = self.options.shard.map_or(concurrency, |s| s.connections(concurrency));
+        let late = schedule
+            .map(|(shard, slot)| shard::wait_until(shard.slot_start(slot, timing), &self.stop));
+        let live = Arc::new(LiveCounter::new(self.options.client_workers));
+        let mut plan = self.options.plan(connections, &self.stop, &live);
+        if let Some(offer) = offer {
+            // An open loop keeps to its clock: its warm-up has no burst to wait out, and the
+            // stack has just served this scenario in the closed rounds, so half the warm-up
+            // only opens the connections the rate needs (it saves 30 s of a default run).
+            plan.rate_rps = Some(offer.rate_rps);
+            plan.arrivals = self.options.arrivals;
+            plan.settle = None;
+            plan.warmup /= 2;
+        }
+        let postgres = target.database.and(self.database.postgres_pid());
+        let mut samplers = (CpuSampler::new(target.pid, postgres, target.relay_pid), waits);
+        let ticker = self.progress.running(label.to_owned(), live);
+        let started = self.started.elapsed().as_secs_f64();
+        let workload: Arc<dyn engine::Workload> = load.clone();
+        let report = engine::run_http(
+            &plan,
+            target.addr,
+            workload,
+            self.options.validate_every,
+            &mut samplers,
+        )
+        .map_err(anyhow::Error::msg)?;
+        drop(ticker);
+        let (sampler, waits) = samplers;
+        if let (true, Some((shard, slot))) = (coordinates, schedule) {
+            // The other shards' drains, before reading what the database holds.
+            shard::wait_until(shard.drained(slot, timing), &self.stop);
+        }
+        let database = target.database.filter(|_| coordinates).map(|name| (name, &*load));
+        let mut cell = self.finish_cell(
+            label,
+            scenario,
+            concurrency,
+            round,
+            &report,
+            &sampler,
+            target.pid,
+            database,
+            offer,
+        )?;
+        cell.started_seconds = Some(started);
+        cell.backend_waits = waits.and_then(|w| w.waits());
+        if let (Some((shard, _)), Some(late)) = (schedule, late) {
+            cell.shards.push(ShardPart {
+                shard: shard.index,
+                connections,
+                window_started_unix_seconds: sampler.window_started_unix_seconds,
+                late_seconds: late.as_secs_f64(),
+                throughput_rps: cell.throughput_rps,
+                goodput_rps: cell.goodput_rps,
+                client_cpu_seconds: cell.cpu_seconds.client,
+            });
+            cell.warnings = warnings::window_warnings(&cell, &report);
+        }
+        Ok(cell)
+    }
+
+    /// Adds what the server side shows to what the client measured: CPU, memory, the SQL
+    /// statements and, for writes, the audit — of `database`, loaded with `load`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_cell(
+        &mut self,
+        label: &str,
+        scenario: Scenario,
+        concurrency: u32,
+        round: u32,
+        report: &LoadReport,
+        sampler: &CpuSampler,
+        server_pid: Option<u32>,
+        database: Option<(&str, &scenario::ScenarioLoad)>,
+        offer: Option<Offer>,
+    ) -> anyhow::Result<Cell> {
+        let mode = offer.map_or(LoadMode::Closed, |o| LoadMode::Open { rate_rps: o.rate_rps });
+        let mut cell = Cell::from_report(scenario.name(), concurrency, round, mode, report);
+        if let Some(offer) = offer {
+            let arrivals = self.options.arrivals;
+            cell.open_loop =
+                Some(OpenLoop::of(offer.rate_rps, offer.fraction, arrivals, concurrency, report));
+        }
+        cell.cpu_seconds = sampler.seconds();
+        cell.server_peak_rss_bytes = server_pid.and_then(bookstore_client::procfs::peak_rss_bytes);
+        cell.server_threads = sampler.server_threads;
+        if let Some((database, load)) = database {
+            cell.sql = self.database.statements(database).map(|stats| {
+                let requests = cell.requests_total();
+                SqlStats {
+                    statements_per_request: if requests > 0 {
+                        stats.statements as f64 / requests as f64
+                    } else {
+                        0.0
+                    },
+                    requests,
+                    ..stats
+                }
+            });
+            if scenario.writes() {
+                let acknowledged = cell.warmup_counts.ok + cell.counts.ok + cell.drained_counts.ok;
+                let refused = Refusals::of(report, load);
+                // A shard's acknowledgements are part of the whole: `loadgen merge` adds
+                // them up and judges rows = acknowledged.
+                let whole_load = self.options.shard.is_none();
+                let audit = self.database.audit(
+                    database,
+                    scenario,
+                    acknowledged,
+                    &refused.books,
+                    whole_load,
+                )?;
+                let mut outcome = audit;
+                outcome.audit.unjustified_refusals =
+                    refused.count_unjustified(&mut cell, &outcome.unjustified_books);
+                if outcome.audit.unjustified_refusals > 0 {
+                    // The failure line counts refusals, not books.
+                    let line = bookstore_fixture::audit::refusals_failure(
+                        &outcome.unjustified_books,
+                        outcome.audit.unjustified_refusals,
+                    );
+                    outcome.audit.failures.retain(|f| !f.contains("out_of_stock refusal"));
+                    outcome.audit.failures.extend(line);
+                }
+                cell.audit = Some(outcome.audit);
+            }
+        }
+        cell.warnings = warnings::window_warnings(&cell, report);
+        self.progress.finished(label, &cell);
+        Ok(cell)
+    }
+}
+
+/// The refusals of a window, by book.
+struct Refusals {
+    /// Each refused book with the quantity asked for.
+    books: Vec<(i64, i32)>,
+    /// Per refused book: refusals in the warm-up, the window and the drain.
+    counts: Vec<(i64, [u64; 3])>,
+}
+
+impl Refusals {
+    fn of(report: &LoadReport, load: &scenario::ScenarioLoad) -> Self {
+        let mut counts: Vec<(i64, [u64; 3])> = Vec::new();
+        for (&pick, phases) in &report.rejected_picks {
+            let Some(book) = load.book_id(pick) else { continue };
+            match counts.iter_mut().find(|(b, _)| *b == book) {
+                Some((_, mine)) => mine.iter_mut().zip(phases).for_each(|(m, t)| *m += t),
+                None => counts.push((book, *phases)),
+            }
+        }
+        let books = counts.iter().map(|(book, _)| (*book, scenario::CHECKOUT_QUANTITY)).collect();
+        Self { books, counts }
+    }
+
+    /// Moves the refusals of `unjustified` books from the rejected to the errors of `cell`:
+    /// a refusal with the stock in hand is a wrong answer, not a business outcome. How many
+    /// there were, in all phases.
+    fn count_unjustified(&self, cell: &mut Cell, unjustified: &[i64]) -> u64 {
+        let mut moved = 0;
+        for (book, [warmup, window, drain]) in &self.counts {
+            if !unjustified.contains(book) {
+                continue;
+            }
+            moved += warmup + window + drain;
+            for (counts, n) in [
+                (&mut cell.warmup_counts, *warmup),
+                (&mut cell.counts, *window),
+                (&mut cell.drained_counts, *drain),
+            ] {
+                counts.rejected -= n;
+                counts.errors += n;
+                if n > 0 {
+                    *counts.errors_by_kind.entry(UNJUSTIFIED_REFUSAL.to_owned()).or_default() += n;
+                }
+            }
+        }
+        moved
+    }
+}
+
+/// The error kind of a 409 `out_of_stock` for a book that had the stock.
+pub(super) const UNJUSTIFIED_REFUSAL: &str = "unjustified_refusal";
+
+/// `items` rotated by the round `turn` counts (over the whole run), which it then advances:
+/// each party is first, in the middle and last equally often.
+pub(super) fn rotated<T: Clone>(items: &[T], turn: &mut usize) -> Vec<T> {
+    let mut order = items.to_vec();
+    if !order.is_empty() {
+        let len = order.len();
+        order.rotate_left(*turn % len);
+    }
+    *turn += 1;
+    order
+}
+
+/// A rate offered to every stack alike, in the fixed-load phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Offer {
+    /// Requests per second.
+    pub(super) rate_rps: f64,
+    /// The share of the slowest stack's goodput it was asked as, if so.
+    pub(super) fraction: Option<f64>,
+}
