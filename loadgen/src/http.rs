@@ -8,9 +8,11 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use bookstore_client::engine::{self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload};
-use bookstore_record::results::{Cell, LoadMode, OpenLoop};
+use bookstore_client::engine::{
+    self, ErrorKind, LoadPlan, Outcome, Picker, Response, WindowHooks, Workload,
+};
 use bookstore_client::scenario::Scenario;
+use bookstore_record::results::{Cell, LoadMode, OpenLoop};
 
 /// What `loadgen http` loads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +74,9 @@ pub fn measure(
     if plan.requests.is_some() {
         // A counted window ends as its last requests drain, with fewer and fewer in flight:
         // that is its nature, not a client that could not keep up.
-        cell.warnings
-            .retain(|w| !matches!(w.kind, bookstore_record::warnings::WarningKind::InFlightLow { .. }));
+        cell.warnings.retain(|w| {
+            !matches!(w.kind, bookstore_record::warnings::WarningKind::InFlightLow { .. })
+        });
     }
     Ok(cell)
 }
@@ -199,7 +202,8 @@ pub fn ranked_histogram(cell: &Cell) -> anyhow::Result<Option<Histogram<u64>>> {
     } else {
         &cell.histogram_ok
     };
-    let histogram = bookstore_record::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
+    let histogram =
+        bookstore_record::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
     Ok((!histogram.is_empty()).then_some(histogram))
 }
 

@@ -60,10 +60,6 @@ pub fn exchange(
 }
 
 /// `GET path`.
-pub fn get(
-    addr: SocketAddr,
-    path: &str,
-    timeout: Duration,
-) -> Result<ProbeResponse, String> {
+pub fn get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<ProbeResponse, String> {
     exchange(addr, format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes(), timeout)
 }

@@ -28,11 +28,11 @@ use bookstore_client::engine::{self, Arrivals, LoadPlan};
 use bookstore_client::scenario::{Mix, Scenario};
 use bookstore_harness::database::BenchDatabase;
 use bookstore_harness::server::ServerProcess;
-use record::{Recorded, Recorder};
 use bookstore_record::faults::{
     ErrorWindow, FaultRecord, FaultSettings, FaultsResults, SCHEMA, SCHEMA_VERSION, SoakRecord,
     StackFaults,
 };
+use record::{Recorded, Recorder};
 
 /// A fault injected into a stack's load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

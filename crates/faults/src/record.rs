@@ -11,7 +11,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bookstore_client::engine::{Client, Done, ErrorKind, HttpClient, HttpConnection, Outcome, Picker};
+use bookstore_client::engine::{
+    Client, Done, ErrorKind, HttpClient, HttpConnection, Outcome, Picker,
+};
 use bookstore_client::scenario::Mix;
 
 /// How one request ended, as a fault run judges it.

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::record::{Answer, Event};
-use bookstore_record::faults::SoakSample;
 use bookstore_client::procfs;
+use bookstore_record::faults::SoakSample;
 
 /// How often the server's resources are read.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);

@@ -7,8 +7,8 @@ use bookstore_fixture::audit::{self, AuditFacts};
 use bookstore_fixture::{ClusterOptions, DbServer, Provider};
 use sqlx::{Connection, Executor, PgConnection};
 
-use bookstore_record::results::{Audit, SqlStats, StatementCalls};
 use bookstore_client::scenario::Scenario;
+use bookstore_record::results::{Audit, SqlStats, StatementCalls};
 
 /// An audit, and the books it found refused with the stock in hand.
 pub struct AuditOutcome {

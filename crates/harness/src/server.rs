@@ -229,4 +229,3 @@ pub fn server_args(
     }
     args
 }
-

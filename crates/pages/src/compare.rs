@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Comparison, FALSE_DISCOVERY_RATE, Samples, Summary, Verdict, flipped, judge};
+use bookstore_stats::{
+    Comparison, FALSE_DISCOVERY_RATE, Samples, Summary, Verdict, flipped, judge,
+};
 use minijinja::Environment;
 use serde::Serialize;
 
@@ -120,9 +122,7 @@ pub fn compare(base: &[RunResults], new: &[RunResults]) -> Vec<Change> {
                     disqualified,
                 });
             }
-            for (mut change, comparison) in
-                cells.into_iter().zip(judge(&unpaired(&tests)))
-            {
+            for (mut change, comparison) in cells.into_iter().zip(judge(&unpaired(&tests))) {
                 change.comparison = comparison;
                 changes.push(change);
             }

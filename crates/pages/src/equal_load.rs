@@ -215,7 +215,8 @@ fn table(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Option<RateTable>
         })
         .collect();
     let offered = Summary::of(&offered);
-    let uses_database = bookstore_client::scenario::Scenario::parse(scenario).is_ok_and(|s| s.uses_database());
+    let uses_database =
+        bookstore_client::scenario::Scenario::parse(scenario).is_ok_and(|s| s.uses_database());
     let blocking = uses_database.then(|| blocking_tails(dataset, &family)).flatten();
     let rounds = rows.iter().filter_map(|r: &Row| r.cell.as_ref().map(|c| c.rounds)).max();
     Some(RateTable {

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, Target};
 use super::percent;
-use bookstore_record::results::Cell;
 use bookstore_client::scenario::Scenario;
+use bookstore_record::results::Cell;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct PostgresRow {

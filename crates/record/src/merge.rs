@@ -282,11 +282,11 @@ fn merged_warnings(parts: &[&Cell], merged: &Cell) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bookstore_client::engine::LoadReport;
     use crate::results::{
         Environment, LoadMode, RunInfo, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo, ShardPart,
         Validation,
     };
+    use bookstore_client::engine::LoadReport;
     use hdrhistogram::Histogram;
 
     /// Shard `index` of `count`'s cell: successes with `latencies_us`, `rejected` refusals,

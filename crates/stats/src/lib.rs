@@ -37,8 +37,8 @@ mod power;
 mod ratio;
 mod summary;
 
-pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
 pub(crate) use family::family;
+pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
 pub use group::{Better, Group, Ranking, flipped};
 pub use judge::{Samples, judge, judge_one};
 pub use power::{min_detectable_ratio, power_of};

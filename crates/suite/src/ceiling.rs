@@ -11,7 +11,9 @@ use bookstore_domain::store::{PoolSettings, Store};
 use bookstore_store_diesel::{DieselStore, SpawnBlocking};
 use bookstore_store_sqlx::SqlxStore;
 
-use bookstore_client::engine::{self, Client, Done, ErrorKind, LoadPlan, LoadReport, Picker, WindowHooks};
+use bookstore_client::engine::{
+    self, Client, Done, ErrorKind, LoadPlan, LoadReport, Picker, WindowHooks,
+};
 use bookstore_client::scenario::{Scenario, ScenarioLoad};
 
 /// The store a database ceiling goes through.

@@ -11,13 +11,13 @@
 //! so that every stack can carry it.
 
 use super::Rate;
-use super::rounds::{Offer, Suite, rotated};
-use bookstore_record::metric::Metric;
+use crate::state::{Offer, Suite, rotated};
 use bookstore_client::scenario::Scenario;
+use bookstore_record::metric::Metric;
 
 impl Suite<'_> {
     /// The fixed-load rounds of `scenario`, one block per rate.
-    pub(super) fn equal_load(
+    pub(crate) fn equal_load(
         &mut self,
         scenario: Scenario,
         turn: &mut usize,

@@ -22,11 +22,14 @@
 
 mod ceiling;
 mod equal_load;
+mod parties;
 mod prepare;
 pub mod progress;
 mod rounds;
 mod sampler;
 pub mod shard;
+mod state;
+mod window;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,9 +39,10 @@ use std::time::Duration;
 use bookstore_app::stacks::StackInfo;
 
 use bookstore_client::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
+use bookstore_client::scenario::Scenario;
 pub use bookstore_record::results::Rate;
 use bookstore_record::results::RunResults;
-use bookstore_client::scenario::Scenario;
+pub use parties::{COMPOSE_DATABASE_URL, ComposeFrom, DB_LATENCY_FLAG, Variant, parse_targets};
 pub use shard::ShardPlan;
 
 /// Everything a suite run is told.
@@ -109,172 +113,6 @@ pub struct SuiteOptions {
     pub command_line: Vec<String>,
 }
 
-/// A stack run with flags of its own, under a label: `label=stack --flag value …`
-/// (`--variant`). Its flags replace the suite's for the same setting (`--workers`,
-/// `--pool-max`, `--blocking-threads`) and add any other the stack takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Variant {
-    /// What the pages call it.
-    pub label: String,
-    /// The stack it runs.
-    pub stack: StackInfo,
-    /// Its own flags.
-    pub args: Vec<String>,
-    /// `--db-latency`: a round trip added between it and its database by a relay
-    /// (`db-relay`, started by the suite); not a flag of the stack's.
-    pub db_latency: Option<Duration>,
-}
-
-impl Variant {
-    /// `label=stack --flag value …`, its label unique among `taken` (the stacks' names and
-    /// the variants before it).
-    pub fn parse(spec: &str, taken: &[String]) -> Result<Self, String> {
-        let (label, rest) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("--variant {spec:?}: expected label=stack --flag value …"))?;
-        let label = label.trim();
-        let mut words = rest.split_whitespace();
-        let stack = bookstore_app::stacks::find(words.next().unwrap_or(""))
-            .map_err(|e| format!("--variant {spec:?}: {e}"))?;
-        let args: Vec<String> = words.map(str::to_owned).collect();
-        let valid_label = !label.is_empty()
-            && label.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-        if !valid_label {
-            return Err(format!("--variant {spec:?}: a label is letters, digits, - _ or ."));
-        }
-        if taken.iter().any(|t| t == label) {
-            return Err(format!("--variant {spec:?}: {label} is already a stack or variant"));
-        }
-        if args.is_empty() || !args.len().is_multiple_of(2) {
-            return Err(format!(
-                "--variant {spec:?}: a variant needs --flag value pairs of its own"
-            ));
-        }
-        if let Some(bad) = args.iter().step_by(2).find(|a| !a.starts_with("--")) {
-            return Err(format!("--variant {spec:?}: expected --flag value pairs, found {bad:?}"));
-        }
-        let mut own = Vec::new();
-        let mut db_latency = None;
-        for pair in args.chunks(2) {
-            if pair[0] == DB_LATENCY_FLAG {
-                let latency = humantime::parse_duration(&pair[1]).map_err(|e| {
-                    format!("--variant {spec:?}: {DB_LATENCY_FLAG} {}: {e}", pair[1])
-                })?;
-                db_latency = Some(latency).filter(|l| !l.is_zero());
-            } else {
-                own.extend_from_slice(pair);
-            }
-        }
-        Ok(Self { label: label.to_owned(), stack, args: own, db_latency })
-    }
-
-    /// `stack` behind a relay adding `latency` to each database round trip, labelled
-    /// `<stack>.db<latency>` (e.g. `axum-serde-sqlx.db250us`).
-    pub fn with_db_latency(stack: StackInfo, latency: Duration) -> Self {
-        let label = format!("{}.db{}", stack.identity.service, humantime::format_duration(latency))
-            .replace(' ', "");
-        Self { label, stack, args: Vec::new(), db_latency: Some(latency) }
-    }
-
-    /// The suite's `base` flags (`--flag value` pairs) with this variant's replacing those
-    /// of the same name.
-    pub fn apply(&self, base: &[String]) -> Vec<String> {
-        let own: Vec<&[String]> = self.args.chunks(2).collect();
-        let mut args: Vec<String> = base
-            .chunks(2)
-            .filter(|pair| !own.iter().any(|o| o[0] == pair[0]))
-            .flatten()
-            .cloned()
-            .collect();
-        args.extend(self.args.iter().cloned());
-        args
-    }
-}
-
-/// The flag that puts a party behind the database latency relay.
-pub const DB_LATENCY_FLAG: &str = "--db-latency";
-
-/// Where `--compose` reaches docker-compose.yml's services from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ComposeFrom {
-    /// The host: the stacks and the database as the file publishes them on 127.0.0.1.
-    Host,
-    /// A container in the compose network (the `loadgen` service): by service name.
-    Network,
-}
-
-impl ComposeFrom {
-    /// The names `--compose` takes.
-    pub const NAMES: [&'static str; 2] = ["host", "network"];
-
-    /// `host` or `network`.
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "host" => Ok(Self::Host),
-            "network" => Ok(Self::Network),
-            other => Err(format!("--compose {other:?}: expected host or network")),
-        }
-    }
-
-    /// The compose database, with the user and password the file gives it.
-    pub fn database_url(self) -> &'static str {
-        match self {
-            Self::Host => COMPOSE_DATABASE_URL,
-            Self::Network => "postgres://bookstore:bookstore@postgres:5432/bookstore",
-        }
-    }
-
-    /// The five stacks: on 127.0.0.1 at their SPEC §1 ports from the host; by service name
-    /// (resolved by the network's DNS) at the same ports from inside.
-    pub fn targets(self) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
-        parse_targets(&self.target_specs())
-    }
-
-    /// The stacks as `--targets` would name them, `name=http://host:port`.
-    pub fn target_specs(self) -> Vec<String> {
-        bookstore_app::stacks::ALL
-            .iter()
-            .map(|stack| {
-                let (name, port) = (stack.identity.service, stack.identity.default_port);
-                match self {
-                    Self::Host => format!("{name}=http://127.0.0.1:{port}"),
-                    Self::Network => format!("{name}=http://{name}:{port}"),
-                }
-            })
-            .collect()
-    }
-}
-
-/// The compose database as the file publishes it on the host.
-pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
-
-/// `--targets`: `name=http://host:port` per stack, each stack at most once.
-pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
-    let mut targets: Vec<(StackInfo, std::net::SocketAddr)> = Vec::new();
-    for spec in specs {
-        let (name, address) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("--targets {spec:?}: expected name=http://host:port"))?;
-        let stack = bookstore_app::stacks::find(name.trim())?;
-        let url = url::Url::parse(address.trim())
-            .map_err(|e| format!("--targets {spec:?}: expected http://host:port ({e})"))?;
-        if url.scheme() != "http" || !matches!(url.path(), "" | "/") || url.query().is_some() {
-            return Err(format!("--targets {spec:?}: expected http://host:port, nothing after"));
-        }
-        let host = url.host_str().ok_or_else(|| format!("--targets {spec:?}: no host"))?;
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
-            .map_err(|e| format!("--targets {spec:?}: cannot resolve {host}: {e}"))?
-            .next()
-            .ok_or_else(|| format!("--targets {spec:?}: {host} has no address"))?;
-        if targets.iter().any(|(s, _)| s.identity.service == stack.identity.service) {
-            return Err(format!("--targets: {} is named twice", stack.identity.service));
-        }
-        targets.push((stack, addr));
-    }
-    Ok(targets)
-}
-
 /// The responder binary, the HTTP ceiling.
 const RESPONDER: &str = "responder";
 
@@ -305,8 +143,8 @@ impl SuiteOptions {
     /// each concurrency, or the statements through each driver at the pool's size (once:
     /// that load does not depend on the stacks' concurrency) and, with
     /// `db_ceiling_at_concurrency`, at each concurrency too.
-    fn round_windows(&self, scenario: Scenario, stacks: usize) -> Vec<rounds::Window> {
-        use rounds::{DbClients, Window};
+    fn round_windows(&self, scenario: Scenario, stacks: usize) -> Vec<state::Window> {
+        use state::{DbClients, Window};
         let mut windows = Vec::new();
         for &concurrency in &self.concurrency {
             windows.extend((0..stacks).map(|stack| Window::Stack(stack, concurrency)));
@@ -351,7 +189,9 @@ impl SuiteOptions {
     /// the suite's own.
     pub fn database_connections(&self) -> u32 {
         let pool_of = |args: &[String]| {
-            bookstore_record::results::flag_value(args, "--pool-max").and_then(|v| v.parse().ok()).unwrap_or(self.pool_max)
+            bookstore_record::results::flag_value(args, "--pool-max")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(self.pool_max)
         };
         let stacks = self.stacks.len() as u32 * self.pool_max;
         let variants: u32 = self.variants.iter().map(|v| pool_of(&v.args)).sum();
@@ -539,7 +379,7 @@ pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunR
     let output_dir = options.output.parent().unwrap_or(Path::new(".")).to_owned();
     std::fs::create_dir_all(&output_dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output_dir.display()))?;
-    rounds::Suite::run(options, stop)
+    state::Suite::run(options, stop)
 }
 
 #[cfg(test)]

@@ -7,24 +7,24 @@ use std::time::Duration;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
-use bookstore_harness::placement::{self, Tier};
-use super::rounds::{PreparedStack, Suite};
-use bookstore_harness::server::{self, ServerProcess};
 use super::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, parity};
-use bookstore_client::probe;
-use bookstore_harness::database;
+use crate::state::{PreparedStack, Suite};
 use bookstore_client::engine;
+use bookstore_client::probe;
+use bookstore_client::scenario::{self, Scenario};
+use bookstore_harness::database;
+use bookstore_harness::placement::{self, Tier};
+use bookstore_harness::server::{self, ServerProcess};
 use bookstore_record::results::{
     Ceilings, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo, StackResults,
     Validation,
 };
-use bookstore_client::scenario::{self, Scenario};
 use bookstore_record::warnings::{Warning, WarningKind};
 
 impl Suite<'_> {
     /// Gives every stack its database, starts it, checks it against the contract, and
     /// keeps it running.
-    pub(super) fn prepare_stacks(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn prepare_stacks(&mut self) -> anyhow::Result<()> {
         if let Some(addresses) = self.options.running.clone() {
             return self.prepare_running(&addresses);
         }
@@ -137,7 +137,7 @@ impl Suite<'_> {
     /// Measures the database latency relay — the `db-relay` binary the parties run, in front
     /// of an echo server on loopback — at each round trip they ask for, before anything else
     /// runs; recorded in the results.
-    pub(super) fn calibrate_relays(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn calibrate_relays(&mut self) -> anyhow::Result<()> {
         for latency in self.options.db_latencies() {
             let echo = bookstore_relay::EchoServer::start()?;
             let relay = self
@@ -163,7 +163,7 @@ impl Suite<'_> {
     /// Starts `db-relay` (from the binaries' directory) in front of the database of `url`,
     /// adding `latency` to each round trip, kept running to the end of the run; the URL
     /// through it, and its process id.
-    pub(super) fn start_relay(
+    pub(crate) fn start_relay(
         &mut self,
         name: &str,
         url: &str,
@@ -203,7 +203,7 @@ impl Suite<'_> {
     /// process of a tier records what the kernel reported back — or, for a tier not named
     /// while the client is placed, to every CPU the client had before (a child inherits its
     /// parent's CPUs).
-    pub(super) fn place(&mut self, tier: Tier, pid: u32) -> Result<(), String> {
+    pub(crate) fn place(&mut self, tier: Tier, pid: u32) -> Result<(), String> {
         match self.options.placement.as_ref().and_then(|p| p.cpus(tier)) {
             Some(cpus) => {
                 let got = placement::pin(pid, cpus)?;
@@ -218,7 +218,7 @@ impl Suite<'_> {
         Ok(())
     }
 
-    pub(super) fn record_placement(&mut self, tier: Tier, got: placement::TierCpusOf) {
+    pub(crate) fn record_placement(&mut self, tier: Tier, got: placement::TierCpusOf) {
         let recorded = &mut self.results.settings.cpu_placement;
         if !recorded.iter().any(|t| t.tier == tier.name()) {
             recorded.push(got.record(tier));
@@ -268,7 +268,7 @@ impl Suite<'_> {
 }
 
 /// The results document as it starts: environment, settings, no cells yet.
-pub(super) fn new_results(
+pub(crate) fn new_results(
     options: &SuiteOptions,
     database: &mut database::BenchDatabase,
 ) -> RunResults {

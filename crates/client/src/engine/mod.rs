@@ -21,21 +21,24 @@
 //! throughput is still what completed in the window.
 
 pub(crate) mod conn;
+mod http_client;
 mod open;
 mod pacer;
 pub mod picker;
+mod plan;
 pub mod stats;
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use conn::Response;
+pub use http_client::{HttpClient, HttpConnection, run_http};
 pub use picker::Picker;
+pub use plan::{Arrivals, LiveCounter, LoadPlan, Settle, WindowHooks};
 pub use stats::{ErrorKind, LoadReport, OpenCounts, Outcome, Phase, PhaseCounts};
 
 use conn::{Connection, ReadBuffer};
@@ -92,137 +95,6 @@ pub trait Workload: Send + Sync + 'static {
     fn classify(&self, pick: usize, response: &Response<'_>) -> Outcome;
     /// The full check run on a sample of the responses `classify` accepted.
     fn validate(&self, pick: usize, response: &Response<'_>) -> Result<(), String>;
-}
-
-/// How to load one target.
-#[derive(Debug, Clone)]
-pub struct LoadPlan {
-    /// Virtual users (connections).
-    pub connections: usize,
-    /// Client threads.
-    pub workers: usize,
-    /// Warm-up before the measurement.
-    pub warmup: Duration,
-    /// The measurement window.
-    pub duration: Duration,
-    /// A request without a complete answer after this is a timeout error.
-    pub request_timeout: Duration,
-    /// Total requests per second in open-loop mode; `None` is closed loop. In an open loop,
-    /// `connections` is the most the client opens (a pool, opened as needed).
-    pub rate_rps: Option<f64>,
-    /// How an open loop's requests arrive.
-    pub arrivals: Arrivals,
-    /// Set to stop early (Ctrl-C); the report then covers what was measured.
-    pub stop: Arc<AtomicBool>,
-    /// Completed requests so far, for a live display; each thread adds to its own slot.
-    pub live: Option<Arc<LiveCounter>>,
-    /// Phases that end by what was answered as well as by the clock; `None`: `warmup` and
-    /// `duration` exactly (clients on several hosts keep a shared schedule that way).
-    pub settle: Option<Settle>,
-    /// Send exactly this many requests in the window (a closed loop without settling or
-    /// warm-up): the window ends when all are answered, or at `duration` (then the rest are
-    /// not sent).
-    pub requests: Option<u64>,
-}
-
-/// How an open loop's requests arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Arrivals {
-    /// Evenly spaced: one every `1 / rate`.
-    #[default]
-    Constant,
-    /// A Poisson process of the same mean rate (exponential gaps, a seeded generator).
-    Poisson,
-}
-
-impl Arrivals {
-    /// As the results record it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Constant => "constant",
-            Self::Poisson => "poisson",
-        }
-    }
-}
-
-/// When the warm-up and the window end by what was answered, not only by the clock: the
-/// rule that keeps a short window meaningful for slow requests (a request cycle of a closed
-/// loop is `connections / rate`, 1.6 s for the slowest scenario at 256 connections).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Settle {
-    /// The warm-up lasts at least [`LoadPlan::warmup`] and until every connection has had an
-    /// answer (the first, synchronised burst is over and the queue is in its steady order),
-    /// but at most this long.
-    pub warmup_max: Duration,
-    /// The window lasts at least [`LoadPlan::duration`] and until it holds this many
-    /// answers…
-    pub window_min_completions: u64,
-    /// …but at most this long.
-    pub window_max: Duration,
-}
-
-/// Requests completed so far, one cache line per client thread (no contention).
-#[derive(Debug, Default)]
-pub struct LiveCounter {
-    slots: Vec<Slot>,
-}
-
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct Slot(std::sync::atomic::AtomicU64);
-
-impl LiveCounter {
-    /// A counter for `threads` client threads.
-    pub fn new(threads: usize) -> Self {
-        Self { slots: (0..threads.max(1)).map(|_| Slot::default()).collect() }
-    }
-
-    /// Requests completed by all threads.
-    pub fn total(&self) -> u64 {
-        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
-    }
-
-    fn add(&self, thread: usize) {
-        if let Some(slot) = self.slots.get(thread) {
-            slot.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Called on the orchestrating thread at the measurement's edges (to read CPU counters).
-pub trait WindowHooks {
-    /// The measurement starts.
-    fn measure_started(&mut self) {}
-    /// The measurement ends (drain follows).
-    fn measure_ended(&mut self) {}
-}
-
-impl WindowHooks for () {}
-
-/// Both, in order.
-impl<A: WindowHooks, B: WindowHooks> WindowHooks for (A, B) {
-    fn measure_started(&mut self) {
-        self.0.measure_started();
-        self.1.measure_started();
-    }
-    fn measure_ended(&mut self) {
-        self.0.measure_ended();
-        self.1.measure_ended();
-    }
-}
-
-/// Hooks that may be absent.
-impl<H: WindowHooks> WindowHooks for Option<H> {
-    fn measure_started(&mut self) {
-        if let Some(hooks) = self {
-            hooks.measure_started();
-        }
-    }
-    fn measure_ended(&mut self) {
-        if let Some(hooks) = self {
-            hooks.measure_ended();
-        }
-    }
 }
 
 /// How long after an open loop's window its requests due in the window still count as
@@ -645,112 +517,4 @@ fn record(
     if let Some(live) = &window.plan.live {
         live.add(worker);
     }
-}
-
-/// Requests over HTTP/1.1 keep-alive connections to one address.
-pub struct HttpClient {
-    addr: SocketAddr,
-    workload: Arc<dyn Workload>,
-    validate_every: u64,
-    opened: std::cell::Cell<u64>,
-    problems: RefCell<Vec<String>>,
-}
-
-impl HttpClient {
-    /// A client of `addr` doing `workload`, fully validating one accepted response in
-    /// `validate_every` per connection (0: never).
-    pub fn new(addr: SocketAddr, workload: Arc<dyn Workload>, validate_every: u64) -> Self {
-        Self {
-            addr,
-            workload,
-            validate_every,
-            opened: std::cell::Cell::new(0),
-            problems: RefCell::new(Vec::new()),
-        }
-    }
-}
-
-/// An HTTP connection with its receive buffer.
-pub struct HttpConnection {
-    socket: Connection,
-    buffer: ReadBuffer,
-    until_validation: u64,
-}
-
-impl Client for HttpClient {
-    type Connection = HttpConnection;
-
-    fn picker(&self, index: usize, users: usize) -> Picker {
-        self.workload.picker(index, users)
-    }
-
-    async fn connect(&self) -> Result<HttpConnection, ErrorKind> {
-        let socket = Connection::open(self.addr).await.map_err(|_| ErrorKind::Connect)?;
-        // Spread the sampled validations over the connections' request counts.
-        let every = self.validate_every.max(1);
-        self.opened.set(self.opened.get() + 1);
-        let until_validation = 1 + self.opened.get() % every;
-        Ok(HttpConnection { socket, buffer: ReadBuffer::new(), until_validation })
-    }
-
-    async fn call(&self, connection: &mut HttpConnection, pick: usize) -> Result<Done, ErrorKind> {
-        self.call_inspecting(connection, pick, |_, _| ()).await
-    }
-
-    fn problems(&self) -> Vec<String> {
-        self.problems.borrow().clone()
-    }
-}
-
-impl HttpConnection {
-    /// Whether the last exchange received no byte of an answer (the connection closed or
-    /// broke before the server said anything).
-    pub fn received_nothing(&self) -> bool {
-        self.buffer.is_empty()
-    }
-}
-
-impl HttpClient {
-    /// [`Client::call`], handing the answer and its outcome to `inspect` (which sees every
-    /// answer, not only the validated sample: `loadgen faults` reads checkout ids from it).
-    pub async fn call_inspecting(
-        &self,
-        connection: &mut HttpConnection,
-        pick: usize,
-        inspect: impl FnOnce(&Response<'_>, Outcome),
-    ) -> Result<Done, ErrorKind> {
-        connection.buffer.clear();
-        let head =
-            conn::exchange(&connection.socket, self.workload.request(pick), &mut connection.buffer)
-                .await?;
-        let response = head.response(&connection.buffer);
-        let mut outcome = self.workload.classify(pick, &response);
-        if self.validate_every > 0 && outcome == Outcome::Ok {
-            connection.until_validation -= 1;
-            if connection.until_validation == 0 {
-                connection.until_validation = self.validate_every;
-                if let Err(problem) = self.workload.validate(pick, &response) {
-                    let mut problems = self.problems.borrow_mut();
-                    if problems.len() < 5 {
-                        problems.push(problem);
-                    }
-                    outcome = Outcome::Error(ErrorKind::InvalidBody);
-                }
-            }
-        }
-        inspect(&response, outcome);
-        Ok(Done { outcome, status: Some(response.status), close: head.close })
-    }
-}
-
-/// Runs `plan` over HTTP against `addr`. Fails only if a client thread cannot set up (an
-/// open loop's timer).
-pub fn run_http(
-    plan: &LoadPlan,
-    addr: SocketAddr,
-    workload: Arc<dyn Workload>,
-    validate_every: u64,
-    hooks: &mut dyn WindowHooks,
-) -> Result<LoadReport, String> {
-    run(plan, move |_| HttpClient::new(addr, Arc::clone(&workload), validate_every), hooks)
 }

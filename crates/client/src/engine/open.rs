@@ -128,7 +128,7 @@ pub(super) async fn drive<C: Client>(
     let mut schedule = Schedule {
         interval,
         arrivals: plan.arrivals,
-        random: SplitMix64::new(crate::scenario::PICK_SEED ^ worker as u64),
+        random: SplitMix64::new(super::picker::PICK_SEED ^ worker as u64),
     };
     let picker = Rc::new(RefCell::new(client.picker(worker, workers)));
     // The threads' schedules interleave: thread k starts k/threads of an interval late.

@@ -3,6 +3,9 @@
 
 use bookstore_fixture::random::SplitMix64;
 
+/// Seed of the random pickers: the same ids in every run and for every stack.
+pub const PICK_SEED: u64 = 0x5EED_B00C;
+
 /// The next request index of one connection.
 #[derive(Debug, Clone)]
 pub enum Picker {
@@ -26,7 +29,7 @@ pub enum Picker {
         len: usize,
     },
     /// Another picker's picks moved up by `by`: a scenario's requests at their place in a
-    /// mix of several ([`crate::scenario::Mix`]).
+    /// mix of several scenarios.
     Shifted {
         /// The scenario's own picker.
         inner: Box<Picker>,

@@ -290,8 +290,7 @@ fn checkout_body(book_id: i64) -> String {
     )
 }
 
-/// Seed of the random pickers: the same ids in every run and for every stack.
-pub const PICK_SEED: u64 = 0x5EED_B00C;
+pub use crate::engine::picker::PICK_SEED;
 
 impl Scenario {
     /// Its name in SPEC §4.

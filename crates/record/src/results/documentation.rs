@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::warnings::WarningKind;
+use bookstore_client::engine::LoadReport;
 
 fn open_cell() -> Cell {
     let mut cell = cell();

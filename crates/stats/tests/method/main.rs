@@ -2,7 +2,9 @@
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
 //! cancels), and per-measurement noise sized like this machine's.
 
-use bookstore_stats::{FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio};
+use bookstore_stats::{
+    FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio,
+};
 
 /// The standard deviation across rounds of a pair's log ratio, measured on the kept
 /// repeat-3 run of the earlier suite (3 s windows, rounds minutes apart): the noisiest

@@ -1,0 +1,392 @@
+//! The command line's flags, one clap struct per command: what `--help` shows.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The registry's stack names, for clap: `--help` lists them, a wrong one is a usage error
+/// (exit 2) with the closest name suggested.
+pub(crate) fn stack_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(bookstore_app::stacks::names())
+}
+
+/// The scenarios' names, likewise.
+pub(crate) fn scenario_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        bookstore_client::scenario::Scenario::ALL.iter().map(|s| s.name()),
+    )
+}
+
+#[derive(clap::Args)]
+pub(crate) struct SuiteArgs {
+    /// Stacks to measure, comma-separated [default: all five].
+    #[arg(long, value_delimiter = ',', value_parser = stack_names())]
+    pub(crate) stacks: Vec<String>,
+    /// A labelled variant, measured beside the stacks as a party of its own:
+    /// `label=stack --flag value …`, e.g. `actix-1w=actix-serde-diesel --workers 1` (its
+    /// flags replace the suite's of the same name). Repeatable.
+    #[arg(long = "variant", value_name = "LABEL=STACK FLAGS")]
+    pub(crate) variants: Vec<String>,
+    /// Also measure each stack behind a relay (`db-relay`, from --bin-dir) that adds this
+    /// round trip to every exchange with its database, comma-separated (e.g. `250us,1ms`;
+    /// `0` is the stacks themselves): each is a labelled variant `<stack>.db<latency>` in
+    /// the same rounds. A variant takes one too: `--variant "far=axum-serde-sqlx
+    /// --db-latency 1ms"`.
+    #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration,
+          conflicts_with_all = ["targets", "compose"])]
+    pub(crate) db_latency: Vec<Duration>,
+    /// Pin each tier to CPUs of its own, e.g. `server=0,client=1,db=1` (a CPU, a range
+    /// `0-3`, or several joined by `+`; `relay=` for the database latency relays, else
+    /// they go with `db`). Recorded in the results as the kernel reports it back.
+    #[arg(long, value_parser = bookstore_harness::placement::Placement::parse)]
+    pub(crate) cpus: Option<bookstore_harness::placement::Placement>,
+    /// Scenarios, comma-separated [default: all twelve].
+    #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
+    pub(crate) scenarios: Vec<String>,
+    /// Connections per cell, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,256")]
+    pub(crate) concurrency: Vec<u32>,
+    /// The shortest warm-up before each window; it lasts until every connection has had an
+    /// answer (at most 5 s).
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    pub(crate) warmup: Duration,
+    /// The shortest measurement window; it lasts until it holds one answer per connection
+    /// (at most 4 × this).
+    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    pub(crate) duration: Duration,
+    /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
+    /// side by side, and are compared round by round (at least 2 for a verdict).
+    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) rounds: u32,
+    /// Run the rounds this many times over (rounds × repeat windows per cell).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) repeat: u32,
+    /// A short run: 3 rounds of 200 ms windows after 100 ms warm-ups (overrides --rounds,
+    /// --warmup and --duration), without the fixed-load phase unless --rates asks for it.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    #[command(flatten)]
+    pub(crate) servers: ServerFlags,
+    /// A request without an answer after this is an error.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub(crate) request_timeout: Duration,
+    /// Fully validate one accepted response in this many per connection (0: never).
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) validate_every: u64,
+    /// The results file [default: summary/results/<UTC time>.json].
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// The HTML summary to write at the end.
+    #[arg(long, default_value = DEFAULT_PAGE)]
+    pub(crate) report: PathBuf,
+    /// Use this existing PostgreSQL server (its user needs CREATEDB) instead of a throwaway
+    /// cluster. Not read from DATABASE_URL on purpose: the suite truncates what it creates.
+    #[arg(long)]
+    pub(crate) database_url: Option<String>,
+    /// Where the throwaway database comes from: `binaries` (a cluster of this machine's
+    /// PostgreSQL binaries, the default) or `testcontainers` (a postgres:17 container through
+    /// Docker; needs loadgen built with `--features testcontainers`). Its processes are not
+    /// this suite's children then: PostgreSQL CPU is recorded as not measured.
+    #[arg(long, default_value = "binaries", value_parser = parse_provider)]
+    pub(crate) db_provider: bookstore_fixture::Provider,
+    /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
+    /// this machine's disk as much as the stacks).
+    #[arg(long)]
+    pub(crate) durable: bool,
+    /// Skip the HTTP and database ceilings.
+    #[arg(long)]
+    pub(crate) no_ceilings: bool,
+    /// Measure each database ceiling (sqlx and diesel) also with as many clients as the
+    /// stacks' concurrency, not only one per pooled connection (the page's ceiling is the
+    /// fastest of them; the default run measured that these never set it, see README).
+    #[arg(long, conflicts_with = "no_ceilings")]
+    pub(crate) db_ceiling_at_concurrency: bool,
+    /// The fixed-load phase's rates, comma-separated: a share of the slowest stack's
+    /// goodput at the lowest concurrency (`0.7`, `70%`) or requests per second (`5000`).
+    /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
+    /// loop (latency from the intended send time), in rounds like the closed loop's
+    /// [default: 0.7; with --quick, no fixed-load phase unless this asks for one].
+    #[arg(long, value_delimiter = ',', value_parser = bookstore_record::results::Rate::parse)]
+    pub(crate) rates: Option<Vec<bookstore_record::results::Rate>>,
+    /// Skip the fixed-load phase.
+    #[arg(long, conflicts_with = "rates")]
+    pub(crate) no_equal_load: bool,
+    /// Poisson arrivals in the fixed-load phase instead of evenly spaced ones.
+    #[arg(long, conflicts_with = "no_equal_load")]
+    pub(crate) poisson: bool,
+    /// Measure stacks that are already running, `name=http://host:port`, comma-separated
+    /// (e.g. in containers or on another host): the suite starts none of them, restores and
+    /// audits the database of --database-url, which they must use, and reports their CPU
+    /// and memory as not measured (it cannot see their processes).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["stacks", "compose"])]
+    pub(crate) targets: Vec<String>,
+    /// The five stacks of docker-compose.yml and, unless --database-url is given, its
+    /// database: from the host (`--compose`, or `=host`) on 127.0.0.1:8081–8085 (SPEC §1
+    /// ports) and 127.0.0.1:55432; from a container in the compose network (`=network`, as
+    /// the file's loadgen service runs) by service name.
+    #[arg(long, value_name = "FROM", num_args = 0..=1, require_equals = true, default_missing_value = "host",
+          value_parser = clap::builder::PossibleValuesParser::new(bookstore_suite::ComposeFrom::NAMES),
+          conflicts_with = "stacks")]
+    pub(crate) compose: Option<String>,
+    /// Be client K of N, each on its own host, loading the same --targets together: this
+    /// client opens its share of each cell's connections; only shard 1 restores and audits
+    /// the database. Combine the N results files with `loadgen merge`. Needs --start-at and
+    /// --no-ceilings.
+    #[arg(long, value_name = "K/N", requires = "start_at")]
+    pub(crate) shard: Option<String>,
+    /// The same moment on every shard, in seconds since the Unix epoch (e.g.
+    /// `$(( $(date +%s) + 60 ))`), at which the first cell begins; every later cell has a
+    /// fixed slot after it, so the shards' windows coincide (keep the hosts' clocks in sync).
+    #[arg(long, value_name = "UNIX_TIME", requires = "shard")]
+    pub(crate) start_at: Option<u64>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct MergeArgs {
+    /// The shards' results files, one per shard.
+    #[arg(required = true, num_args = 2..)]
+    pub(crate) shards: Vec<PathBuf>,
+    /// The merged results file.
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+    /// Also render the HTML summary of the merged run here.
+    #[arg(long)]
+    pub(crate) report: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CompareArgs {
+    /// The runs before: a results file, or several separated by commas.
+    #[arg(required = true, num_args = 1, value_delimiter = ',')]
+    pub(crate) base: Vec<PathBuf>,
+    /// The runs after, likewise.
+    #[arg(required = true, num_args = 1, value_delimiter = ',')]
+    pub(crate) new: Vec<PathBuf>,
+    /// Also write the comparison as HTML here.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Exit with status 3 when a target got slower by more than PCT percent and the
+    /// difference is distinguishable from noise (for CI pipelines).
+    #[arg(long, value_name = "PCT")]
+    pub(crate) fail_on_regression: Option<f64>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ReportArgs {
+    /// Results files; several are read as repeats of the same suite.
+    #[arg(required = true)]
+    pub(crate) results: Vec<PathBuf>,
+    /// What to write: the HTML page; Markdown tables of the verdicts (for READMEs and pull
+    /// requests); one row per cell as CSV or JSON (units in the column names; see
+    /// crates/record/RESULTS.md, "Exports"); or the suite's closing summary as text.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub(crate) format: ReportFormat,
+    /// Where to write it; `-` for standard output [default: summary/five-stack-summary.html
+    /// for html, standard output for the others].
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    Html,
+    Md,
+    Csv,
+    Json,
+    Text,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct FaultsArgs {
+    /// Stacks, comma-separated [default: all five].
+    #[arg(long, value_delimiter = ',', value_parser = stack_names())]
+    pub(crate) stacks: Vec<String>,
+    /// Faults, comma-separated, in order [default: all three, or none with --soak].
+    #[arg(long, value_delimiter = ',', value_parser = fault_names())]
+    pub(crate) faults: Vec<String>,
+    /// Closed-loop connections.
+    #[arg(short = 'c', long, default_value_t = 256)]
+    pub(crate) connections: u32,
+    /// Load before each fault.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub(crate) before: Duration,
+    /// How long PostgreSQL stays down in `postgres-restart`.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    pub(crate) outage: Duration,
+    /// Load after each fault is over.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    pub(crate) after: Duration,
+    /// A request without an answer after this is a failure.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub(crate) timeout: Duration,
+    /// A soak of this length per stack (e.g. 10m): reads, a search and checkouts; the
+    /// server's RSS, descriptors and threads every second, p99 every 10 s, the audit at
+    /// the end. Only the soak runs unless --faults is given too.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub(crate) soak: Option<Duration>,
+    #[command(flatten)]
+    pub(crate) servers: ServerFlags,
+    /// The results file [default: summary/results/faults-<UTC time>.json, or soak-… with
+    /// --soak alone].
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Render these faults results files instead of running (a stack's faults from the last
+    /// file that has them, its soak likewise).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub(crate) from: Vec<PathBuf>,
+    /// With --from: the page, or the reliability table as Markdown.
+    #[arg(long, value_enum, default_value_t = FaultsFormat::Html, requires = "from")]
+    pub(crate) format: FaultsFormat,
+    /// The page to write; `-` for standard output.
+    #[arg(short = 'o', long = "report", default_value = DEFAULT_RELIABILITY_PAGE)]
+    pub(crate) report: PathBuf,
+}
+
+/// How the stacks are started, and the client's threads: the same flags for the suite and
+/// for `faults`.
+#[derive(clap::Args)]
+pub(crate) struct ServerFlags {
+    /// `--pool-max` of every stack (and of the suite's database ceiling).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) pool_max: u32,
+    /// `--workers` of every stack [default: number of CPUs].
+    #[arg(long)]
+    pub(crate) server_workers: Option<usize>,
+    /// `--blocking-threads` of the diesel stacks [default: --pool-max].
+    #[arg(long)]
+    pub(crate) blocking_threads: Option<usize>,
+    /// Client threads [default: number of CPUs, the fastest on the 2-core calibration].
+    #[arg(long)]
+    pub(crate) client_workers: Option<usize>,
+    /// Where the release binaries are.
+    #[arg(long, default_value = "target/release")]
+    pub(crate) bin_dir: PathBuf,
+}
+
+impl ServerFlags {
+    pub(crate) fn server_workers(&self) -> usize {
+        self.server_workers.unwrap_or_else(cpus).max(1)
+    }
+
+    pub(crate) fn blocking_threads(&self) -> usize {
+        self.blocking_threads.unwrap_or(self.pool_max as usize).max(1)
+    }
+
+    pub(crate) fn client_workers(&self) -> usize {
+        self.client_workers.unwrap_or_else(cpus).max(1)
+    }
+}
+
+/// The stacks named on the command line (already checked by clap), or all five.
+pub(crate) fn chosen_stacks(
+    names: &[String],
+) -> anyhow::Result<Vec<bookstore_app::stacks::StackInfo>> {
+    if names.is_empty() {
+        return Ok(bookstore_app::stacks::ALL.to_vec());
+    }
+    names
+        .iter()
+        .map(|name| bookstore_app::stacks::find(name))
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FaultsFormat {
+    Html,
+    Md,
+}
+
+/// The faults' names, for clap.
+pub(crate) fn fault_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(bookstore_faults::Fault::ALL.iter().map(|f| f.name()))
+}
+
+/// Where `loadgen faults` writes its page.
+pub(crate) const DEFAULT_RELIABILITY_PAGE: &str = "summary/reliability.html";
+
+#[derive(clap::Args)]
+pub(crate) struct HttpArgs {
+    /// The URL, `http://host:port/path` (with --scenario, the stack's `http://host:port`).
+    #[arg(value_name = "URL", required_unless_present = "url_flag")]
+    pub(crate) url: Option<String>,
+    /// The URL, as a flag (as earlier versions took it).
+    #[arg(long = "url", id = "url_flag", value_name = "URL", conflicts_with = "url")]
+    pub(crate) url_flag: Option<String>,
+    /// Load this scenario's requests and judge the answers by its checks, as the suite does
+    /// (no restore and no audit: run the suite for those).
+    #[arg(long, value_parser = scenario_names())]
+    pub(crate) scenario: Option<String>,
+    /// The method [default: GET, or POST with a body].
+    #[arg(short = 'm', long, conflicts_with = "scenario")]
+    pub(crate) method: Option<String>,
+    /// A header, `Name: value` (repeatable); a `Host` replaces the URL's.
+    #[arg(short = 'H', long = "header", value_name = "HEADER", conflicts_with = "scenario")]
+    pub(crate) headers: Vec<String>,
+    /// The request body (sent with its Content-Length).
+    #[arg(short = 'd', long = "data", value_name = "BODY", conflicts_with = "scenario")]
+    pub(crate) data: Option<String>,
+    /// The request body, read from this file.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "data"])]
+    pub(crate) body_file: Option<PathBuf>,
+    /// Connections (closed-loop virtual users).
+    #[arg(short = 'c', long, default_value_t = 128)]
+    pub(crate) connections: usize,
+    /// Send exactly this many requests, no warm-up: the window ends when all are answered
+    /// (or at -z). Not with --rate.
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["rate", "warmup"])]
+    pub(crate) requests: Option<u64>,
+    /// Measurement window (Ctrl-C ends it early and prints what was measured)
+    /// [default: 3s; with -n, 60s at most].
+    #[arg(short = 'z', long, value_parser = humantime::parse_duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Warm-up before the window.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub(crate) warmup: Duration,
+    /// Client threads.
+    #[arg(long, default_value_t = default_client_workers())]
+    pub(crate) workers: usize,
+    /// Open loop: total requests per second, latency from the intended send time; then
+    /// -c is the most connections the client opens.
+    #[arg(long)]
+    pub(crate) rate: Option<f64>,
+    /// With --rate: Poisson arrivals of the same mean rate instead of evenly spaced ones.
+    #[arg(long, requires = "rate")]
+    pub(crate) poisson: bool,
+    /// Fully validate one accepted response in this many per connection (0: never).
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) validate_every: u64,
+    /// A request without a response after this is an error.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub(crate) timeout: Duration,
+    /// Also write the result as JSON here; `-` for standard output (the lines for people
+    /// then go to standard error).
+    #[arg(long)]
+    pub(crate) json: Option<PathBuf>,
+}
+
+pub(crate) fn parse_provider(name: &str) -> Result<bookstore_fixture::Provider, String> {
+    name.parse().map_err(|e: bookstore_fixture::FixtureError| e.to_string())
+}
+
+pub(crate) fn default_client_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `loadgen http`'s window without -z.
+pub(crate) const HTTP_WINDOW: Duration = Duration::from_secs(3);
+/// The longest a `-n` run lasts without -z (the window keeps a histogram per second, so the
+/// cap also bounds the client's memory; -z lifts it).
+pub(crate) const HTTP_COUNTED_WINDOW_MAX: Duration = Duration::from_secs(60);
+
+/// Rounds per cell by default: the fewest at which this machine's noise (a per-round
+/// log-ratio spread of about 0.07 in 0.5 s windows) still lets a family of ten pairs see a
+/// 25% difference four times in five (README, "How verdicts are made").
+pub(crate) const DEFAULT_ROUNDS: u32 = 5;
+
+pub(crate) fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Where `loadgen suite` and `loadgen report` write the HTML summary.
+pub(crate) const DEFAULT_PAGE: &str = "summary/five-stack-summary.html";

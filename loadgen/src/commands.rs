@@ -1,0 +1,468 @@
+//! What each command does with its flags: the crates that do the work, called in order.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bookstore_client::engine::{self, LoadPlan};
+use bookstore_record::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
+
+use crate::args::*;
+
+pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
+    let mut database_url = args.database_url;
+    let targets = if let Some(from) = &args.compose {
+        let from = bookstore_suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
+        database_url.get_or_insert_with(|| from.database_url().to_owned());
+        Some(from.targets().map_err(anyhow::Error::msg)?)
+    } else if args.targets.is_empty() {
+        None
+    } else {
+        Some(bookstore_suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
+    };
+    if targets.is_some() && database_url.is_none() {
+        anyhow::bail!(
+            "--targets needs --database-url: the database the running stacks use (the seed is restored there before write scenarios, and audited after)"
+        );
+    }
+    let stacks = if let Some(targets) = &targets {
+        targets.iter().map(|(stack, _)| *stack).collect()
+    } else {
+        chosen_stacks(&args.stacks)?
+    };
+    let mut taken: Vec<String> =
+        bookstore_app::stacks::names().into_iter().map(str::to_owned).collect();
+    let mut variants = Vec::new();
+    for spec in &args.variants {
+        let variant = bookstore_suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
+        taken.push(variant.label.clone());
+        variants.push(variant);
+    }
+    let mut latencies: Vec<Duration> =
+        args.db_latency.iter().copied().filter(|l| !l.is_zero()).collect();
+    latencies.sort();
+    latencies.dedup();
+    for latency in latencies {
+        for stack in &stacks {
+            let variant = bookstore_suite::Variant::with_db_latency(*stack, latency);
+            if taken.contains(&variant.label) {
+                anyhow::bail!("--db-latency: {} is already a stack or variant", variant.label);
+            }
+            taken.push(variant.label.clone());
+            variants.push(variant);
+        }
+    }
+    let scenarios = if args.scenarios.is_empty() {
+        bookstore_client::scenario::Scenario::ALL.to_vec()
+    } else {
+        args.scenarios
+            .iter()
+            .map(|name| bookstore_client::scenario::Scenario::parse(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?
+    };
+    if args.concurrency.is_empty() || args.concurrency.contains(&0) {
+        anyhow::bail!("--concurrency needs one or more positive numbers");
+    }
+    let (warmup, duration, rounds) = if args.quick {
+        (Duration::from_millis(100), Duration::from_millis(200), 3)
+    } else {
+        (args.warmup, args.duration, args.rounds)
+    };
+    if duration.is_zero() {
+        anyhow::bail!("--duration must be longer than zero");
+    }
+    let id = bookstore_report::environment::file_stamp();
+    let shard = match (&args.shard, args.start_at) {
+        (Some(spec), Some(start_at)) => {
+            Some(bookstore_suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
+        }
+        _ => None,
+    };
+    let id = match shard {
+        Some(shard) => format!("{id}-shard{}of{}", shard.index, shard.count),
+        None => id,
+    };
+    let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
+    let options = bookstore_suite::SuiteOptions {
+        stacks,
+        variants,
+        scenarios,
+        concurrency: args.concurrency,
+        warmup,
+        duration,
+        rounds,
+        repeat: args.repeat,
+        pool_max: args.servers.pool_max,
+        server_workers: args.servers.server_workers(),
+        blocking_threads: args.servers.blocking_threads(),
+        client_workers: args.servers.client_workers(),
+        request_timeout: args.request_timeout,
+        validate_every: args.validate_every,
+        bin_dir: args.servers.bin_dir,
+        workspace: std::env::current_dir()?,
+        output: output.clone(),
+        database_url,
+        db_provider: args.db_provider,
+        running: targets.map(|t| t.into_iter().map(|(_, addr)| addr).collect()),
+        shard,
+        durable: args.durable,
+        ceilings: !args.no_ceilings,
+        db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
+        rates: bookstore_record::results::Rate::for_suite(
+            args.rates,
+            args.no_equal_load,
+            args.quick,
+        ),
+        arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
+        placement: args.cpus,
+        command_line: std::env::args().collect(),
+    };
+    let started = std::time::Instant::now();
+    let stop = bookstore_report::signal::stop_on_signal(
+        "loadgen",
+        "stopping after this cell's drain; results so far are kept",
+    );
+    let results = bookstore_suite::run(&options, stop)?;
+    report(std::slice::from_ref(&output), &args.report)?;
+    eprint!("{}", bookstore_pages::terminal::summary(std::slice::from_ref(&results)));
+    let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
+    let problems = bookstore_record::outcome::problems(&results);
+    for problem in &problems {
+        eprintln!("loadgen: {}", problem.line());
+    }
+    eprintln!(
+        "loadgen: {} in {:.0} s: {measured} of {} stacks measured; results {}, summary {}",
+        results.run.status,
+        started.elapsed().as_secs_f64(),
+        results.stacks.len(),
+        output.display(),
+        args.report.display()
+    );
+    Ok(bookstore_record::outcome::exit_code(&problems))
+}
+
+pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
+    use bookstore_faults::{Fault, FaultsOptions};
+    use bookstore_pages::reliability as report;
+    if !args.from.is_empty() {
+        let documents = args
+            .from
+            .iter()
+            .map(|path| bookstore_record::faults::FaultsResults::read(path))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let text = match args.format {
+            FaultsFormat::Html => report::render(&documents)?,
+            FaultsFormat::Md => report::markdown(&documents),
+        };
+        // Markdown goes to standard output unless a file is named.
+        let output = match (args.format, args.report.as_os_str() == DEFAULT_RELIABILITY_PAGE) {
+            (FaultsFormat::Md, true) => PathBuf::from("-"),
+            _ => args.report.clone(),
+        };
+        write_output(&output, &text)?;
+        return Ok(0);
+    }
+    let stacks = chosen_stacks(&args.stacks)?;
+    let fault_list = match (args.faults.is_empty(), args.soak.is_some()) {
+        (true, true) => Vec::new(),
+        (true, false) => Fault::ALL.to_vec(),
+        (false, _) => args
+            .faults
+            .iter()
+            .map(|name| Fault::parse(name))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
+    };
+    let kind = if fault_list.is_empty() { "soak" } else { "faults" };
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "summary/results/{kind}-{}.json",
+            bookstore_report::environment::file_stamp()
+        ))
+    });
+    let options = FaultsOptions {
+        stacks,
+        faults: fault_list,
+        connections: args.connections,
+        client_workers: args.servers.client_workers(),
+        steady_before: args.before,
+        outage: args.outage,
+        steady_after: args.after,
+        request_timeout: args.timeout,
+        pool_max: args.servers.pool_max,
+        server_workers: args.servers.server_workers(),
+        blocking_threads: args.servers.blocking_threads(),
+        soak: args.soak,
+        bin_dir: args.servers.bin_dir.clone(),
+        workspace: std::env::current_dir()?,
+        output: output.clone(),
+        command_line: std::env::args().collect(),
+        front: None,
+    };
+    for stack in &options.stacks {
+        let binary = options.bin_dir.join(stack.identity.service);
+        if !binary.is_file() {
+            anyhow::bail!(
+                "{} is not built: run `cargo build --release --workspace --bins` (or give --bin-dir)",
+                binary.display()
+            );
+        }
+    }
+    let stop = bookstore_report::signal::stop_on_signal(
+        "loadgen",
+        "stopping after this stack; results so far are kept",
+    );
+    let results = bookstore_faults::run(&options, stop)?;
+    let page = report::render(std::slice::from_ref(&results))?;
+    write_output(&args.report, &page)?;
+    eprint!("{}", report::markdown(std::slice::from_ref(&results)));
+    let troubled = results.stacks.iter().any(|s| {
+        s.failure.is_some()
+            || s.faults.iter().any(|f| !f.survived)
+            || s.soak.as_ref().is_some_and(|soak| {
+                !soak.flags.is_empty() || soak.failures > 0 || !soak.audit.passed
+            })
+    });
+    eprintln!(
+        "loadgen: faults {} in {:.0} s; results {}, page {}",
+        results.run.status,
+        results.run.wall_seconds.unwrap_or(0.0),
+        output.display(),
+        args.report.display()
+    );
+    Ok(if results.run.status == "interrupted" {
+        bookstore_record::outcome::EXIT_INTERRUPTED
+    } else if troubled {
+        EXIT_FAULT_NOT_SURVIVED
+    } else {
+        0
+    })
+}
+
+/// Exit status of `loadgen faults` when a fault was not survived, a stack failed, or a
+/// soak was flagged.
+pub(crate) const EXIT_FAULT_NOT_SURVIVED: u8 = 6;
+
+pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
+    let parts = read_all(&args.shards)?;
+    let id = args.output.file_stem().and_then(|s| s.to_str()).unwrap_or("merged");
+    let merged = bookstore_record::merge::merge(parts, id).map_err(anyhow::Error::msg)?;
+    merged
+        .write(&args.output)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", args.output.display()))?;
+    if let Some(page) = &args.report {
+        report(std::slice::from_ref(&args.output), page)?;
+    }
+    eprintln!("loadgen: {} shards merged into {}", merged.shards.len(), args.output.display());
+    Ok(())
+}
+
+pub(crate) fn read_all(
+    paths: &[PathBuf],
+) -> anyhow::Result<Vec<bookstore_record::results::RunResults>> {
+    paths.iter().map(|path| bookstore_record::results::RunResults::read(path)).collect()
+}
+
+pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
+    let (base, new) = (read_all(&args.base)?, read_all(&args.new)?);
+    let changes = bookstore_pages::compare::compare(&base, &new);
+    anyhow::ensure!(!changes.is_empty(), "the two sides have no cell in common");
+    let pairs = bookstore_pages::compare::pair_verdicts(&base, &new);
+    print!("{}", bookstore_pages::compare::table(&changes));
+    println!();
+    print!("{}", bookstore_pages::compare::pairs_table(&pairs));
+    if let Some(output) = &args.output {
+        let page = bookstore_pages::compare::render(&base, &new, &changes, &pairs)?;
+        std::fs::write(output, page)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
+    }
+    let Some(percent) = args.fail_on_regression else { return Ok(0) };
+    let regressions: Vec<_> =
+        changes.iter().filter(|c| c.regressed_by_more_than(percent)).collect();
+    for change in &regressions {
+        eprintln!(
+            "loadgen: regression: {} · {} · c = {}: {}",
+            change.target,
+            change.scenario,
+            change.concurrency,
+            change.comparison.map(|c| c.text()).unwrap_or_default()
+        );
+    }
+    Ok(if regressions.is_empty() { 0 } else { bookstore_pages::compare::EXIT_REGRESSION })
+}
+
+pub(crate) fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
+    let page = bookstore_pages::render(&read_all(results)?)?;
+    write_output(output, &page)
+}
+
+/// `loadgen report`: the page or an export of `args.results`.
+pub(crate) fn export(args: &ReportArgs) -> anyhow::Result<()> {
+    use bookstore_pages::export;
+    let runs = read_all(&args.results)?;
+    let text = match args.format {
+        ReportFormat::Html => bookstore_pages::render(&runs)?,
+        ReportFormat::Md => export::markdown(&runs),
+        ReportFormat::Csv => export::csv(&export::rows(&runs))?,
+        ReportFormat::Json => export::json(&export::rows(&runs))?,
+        ReportFormat::Text => bookstore_pages::terminal::summary(&runs),
+    };
+    let output = match (&args.output, args.format) {
+        (Some(path), _) => path.clone(),
+        (None, ReportFormat::Html) => PathBuf::from(DEFAULT_PAGE),
+        (None, _) => PathBuf::from("-"),
+    };
+    write_output(&output, &text)
+}
+
+/// Writes `text` to `output` (its directory made), or to standard output for `-`.
+pub(crate) fn write_output(output: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    if output == std::path::Path::new("-") {
+        use std::io::Write as _;
+        return Ok(std::io::stdout().lock().write_all(text.as_bytes())?);
+    }
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(output, text)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
+}
+
+/// Where the HTML summary goes unless told otherwise.
+
+pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        anyhow::bail!("--rate {rate}: expected a positive number of requests per second");
+    }
+    let target = match &args.scenario {
+        None => {
+            let body = match (&args.data, &args.body_file) {
+                (Some(data), _) => Some(data.clone().into_bytes()),
+                (None, Some(path)) => Some(
+                    std::fs::read(path)
+                        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?,
+                ),
+                (None, None) => None,
+            };
+            loadgen::http::Target::Request(loadgen::http::RequestSpec {
+                method: args.method.clone(),
+                headers: args.headers.clone(),
+                body,
+            })
+        }
+        Some(name) => loadgen::http::Target::Scenario(
+            bookstore_client::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
+        ),
+    };
+    // `-n`: every request counted, none before the window, as oha and wrk do.
+    let (warmup, duration) = match args.requests {
+        Some(_) => (Duration::ZERO, args.duration.unwrap_or(HTTP_COUNTED_WINDOW_MAX)),
+        None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
+    };
+    let url = args.url.or(args.url_flag).expect("clap requires one");
+    let stop = bookstore_report::signal::stop_on_signal(
+        "loadgen",
+        "ending the window now and printing what was measured",
+    );
+    let plan = LoadPlan {
+        connections: args.connections.max(1),
+        workers: args.workers.max(1),
+        warmup,
+        duration,
+        request_timeout: args.timeout,
+        rate_rps: args.rate,
+        arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
+        stop: Arc::clone(&stop),
+        live: None,
+        settle: None,
+        requests: args.requests,
+    };
+    let cell = loadgen::http::measure(&url, &target, &plan, args.validate_every)?;
+    // With the JSON on standard output, the lines for people go to standard error.
+    let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    let say = |line: String| {
+        if json_to_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(format!(
+        "{} connections, {:.2} s{}: {:.0} req/s ({:.0} ok/s), errors {}, in flight {:.1}, client CPU {:.2} s",
+        plan.connections,
+        cell.window_seconds,
+        if cell.stopped_early { " (stopped early)" } else { "" },
+        cell.throughput_rps,
+        cell.goodput_rps,
+        cell.counts.errors,
+        cell.mean_in_flight,
+        cell.cpu_seconds.client,
+    ));
+    if let Some(latency) = loadgen::http::ranked_histogram(&cell)? {
+        let from =
+            if cell.open_loop.is_some() { "when each was due" } else { "when each was sent" };
+        say(format!("latency of {} answers, timed from {from}:", latency.len()));
+        for line in loadgen::http::latency_table(&latency) {
+            say(line);
+        }
+    }
+    if let Some(open) = &cell.open_loop {
+        let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
+        say(format!(
+            "open loop, {} arrivals: {:.0} req/s offered, {} due in the window, answers {:.1}% of them; client send lag p50 {} µs, p99 {} µs; connections {} of at most {}{}",
+            open.arrivals,
+            open.offered_rps,
+            open.due,
+            open.achieved_fraction * 100.0,
+            lag_p50_us,
+            lag_p99_us,
+            open.connections_peak,
+            open.connections_cap,
+            if open.cap_hit { " (the cap was hit: requests waited in the client)" } else { "" }
+        ));
+    }
+    if let Some(requests) = args.requests
+        && cell.counts.total() < requests
+        && !cell.stopped_early
+    {
+        say(format!(
+            "only {} of the {requests} requests were answered within {}: give -z more time",
+            cell.counts.total(),
+            humantime::format_duration(duration)
+        ));
+    }
+    for warning in &cell.warnings {
+        say(format!("warning: {}", warning.message));
+    }
+    if let Some(path) = args.json {
+        let document = serde_json::json!({
+            "schema": HTTP_CELL_SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "url": url,
+            "throughput_rps": cell.throughput_rps,
+            "goodput_rps": cell.goodput_rps,
+            "latency_ok_us": cell.latency_ok_us,
+            "client_cpu_seconds": cell.cpu_seconds.client,
+            "client_workers": plan.workers,
+            "cell": cell,
+        });
+        let bytes = serde_json::to_vec_pretty(&document)?;
+        if json_to_stdout {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(&bytes)?;
+            stdout.write_all(b"\n")?;
+        } else {
+            std::fs::write(&path, bytes)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(bookstore_record::outcome::EXIT_INTERRUPTED);
+    }
+    let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
+    Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
+}
