@@ -1,5 +1,6 @@
 //! What each command does with its flags: the crates that do the work, called in order.
 
+use bookstore_record::results::StackStatus;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,7 +127,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let results = bookstore_suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
     eprint!("{}", bookstore_pages::terminal::summary(std::slice::from_ref(&results)));
-    let measured = results.stacks.iter().filter(|s| s.status == "measured").count();
+    let measured = results.stacks.iter().filter(|s| s.status == StackStatus::Measured).count();
     let problems = bookstore_record::outcome::problems(&results);
     for problem in &problems {
         eprintln!("loadgen: {}", problem.line());

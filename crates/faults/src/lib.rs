@@ -15,6 +15,7 @@ pub mod audit;
 pub mod record;
 pub mod soak;
 
+use bookstore_record::results::StackStatus;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,14 +151,14 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
         eprintln!("{name}: starting");
         let mut entry = StackFaults {
             stack: name.to_owned(),
-            status: "measured".into(),
+            status: StackStatus::Measured,
             failure: None,
             faults: Vec::new(),
             soak: None,
         };
         // What was measured before a failure is kept.
         if let Err(error) = measure_stack(options, stack, &mut database, &logs, &stop, &mut entry) {
-            entry.status = "failed".into();
+            entry.status = StackStatus::Failed;
             entry.failure = Some(format!("{error:#}"));
         }
         print_stack(&entry);

@@ -1,6 +1,7 @@
 //! Section 7: what makes the numbers trustworthy or not — disqualified cells, the write
 //! audits, SQL statements per request, the contract check, and every warning.
 
+use bookstore_record::results::StackStatus;
 use std::collections::BTreeMap;
 
 use bookstore_stats::Summary;
@@ -228,10 +229,10 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
                     .filter_map(|v| v.problem.as_ref().map(|p| format!("{}: {p}", v.scenario)))
                     .collect(),
             });
-            if stack.status != "measured" {
+            if stack.status != StackStatus::Measured {
                 failures.push(FailureLine {
                     stack: stack.name.clone(),
-                    status: stack.status.clone(),
+                    status: stack.status.name().to_owned(),
                     why: stack.failure.clone().unwrap_or_default(),
                 });
             }

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use bookstore_report::{Environment, RunInfo};
 
+use crate::results::StackStatus;
+
 /// The document's schema name.
 pub const SCHEMA: &str = "bookstore-bench/faults";
 /// The version this build writes and reads.
@@ -70,7 +72,7 @@ pub struct StackFaults {
     /// Its name.
     pub stack: String,
     /// `measured`, or `failed` (it did not start, or the run could not go on).
-    pub status: String,
+    pub status: StackStatus,
     /// Why it failed.
     pub failure: Option<String>,
     /// One record per fault, in order.
@@ -269,7 +271,7 @@ mod tests {
             },
             stacks: vec![StackFaults {
                 stack: String::new(),
-                status: String::new(),
+                status: StackStatus::Measured,
                 failure: Some(String::new()),
                 faults: vec![FaultRecord {
                     fault: String::new(),

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use crate::results::{
-    Audit, Cell, Counts, LatencySummary, RunResults, SqlStats, StackResults, TimelineSecond,
-    decode_histogram, encode_histogram,
+    Audit, Cell, Counts, LatencySummary, RunResults, SqlStats, StackResults, StackStatus,
+    TimelineSecond, decode_histogram, encode_histogram,
 };
 use crate::warnings::{self, Warning, WarningKind};
 
@@ -96,11 +96,9 @@ fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
     Ok(())
 }
 
-/// `failed` over `crashed` over `measured`; `failed`/`interrupted` over `running` over
-/// `complete` for runs.
+/// `failed`/`interrupted` over `running` over `complete`.
 fn worst_status<'a>(statuses: impl Iterator<Item = &'a str>) -> String {
-    const ORDER: [&str; 7] =
-        ["failed", "crashed", "interrupted", "running", "measured", "complete", ""];
+    const ORDER: [&str; 5] = ["failed", "interrupted", "running", "complete", ""];
     let rank = |s: &str| ORDER.iter().position(|o| *o == s).unwrap_or(0);
     statuses.min_by_key(|s| rank(s)).unwrap_or("complete").to_owned()
 }
@@ -118,7 +116,7 @@ fn merge_stack(parts: &[RunResults], name: &str) -> Result<StackResults, String>
         })
         .collect::<Result<_, _>>()?;
     let mut merged = entries[0].1.clone();
-    merged.status = worst_status(entries.iter().map(|(_, s)| s.status.as_str()));
+    merged.status = entries.iter().map(|(_, s)| s.status).min().unwrap_or(StackStatus::Measured);
     let failures: Vec<String> = entries
         .iter()
         .filter_map(|(k, s)| s.failure.as_ref().map(|f| format!("shard {k}: {f}")))
@@ -370,7 +368,7 @@ mod tests {
             ceilings: Default::default(),
             stacks: vec![StackResults {
                 name: "axum-serde-sqlx".into(),
-                status: "measured".into(),
+                status: StackStatus::Measured,
                 failure: None,
                 ready_ms: None,
                 address: Some("10.0.0.5:8081".into()),

@@ -13,7 +13,7 @@
 //!
 //! When several apply, the first in the order 130, 3, 4, 5 decides; the terminal lists all.
 
-use crate::results::{Cell, RunResults};
+use crate::results::{Cell, RunResults, StackStatus};
 use crate::warnings::disqualification;
 
 /// Exit status: a stack did not start or failed its contract check.
@@ -86,10 +86,12 @@ pub fn problems(results: &RunResults) -> Vec<Problem> {
     }
     for stack in &results.stacks {
         let why = stack.failure.clone().unwrap_or_default();
-        match stack.status.as_str() {
-            "failed" => found.push(Problem::ContractFailed { stack: stack.name.clone(), why }),
-            "crashed" => found.push(Problem::Crashed { stack: stack.name.clone(), why }),
-            _ => {}
+        match stack.status {
+            StackStatus::Failed => {
+                found.push(Problem::ContractFailed { stack: stack.name.clone(), why })
+            }
+            StackStatus::Crashed => found.push(Problem::Crashed { stack: stack.name.clone(), why }),
+            StackStatus::Measured => {}
         }
     }
     let targets = results

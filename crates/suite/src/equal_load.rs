@@ -14,6 +14,7 @@ use super::Rate;
 use crate::state::{Offer, Suite, rotated};
 use bookstore_client::scenario::Scenario;
 use bookstore_record::metric::Metric;
+use bookstore_record::results::StackStatus;
 
 impl Suite<'_> {
     /// The fixed-load rounds of `scenario`, one block per rate.
@@ -80,7 +81,7 @@ impl Suite<'_> {
             .iter()
             .filter_map(|prepared| {
                 let stack = &self.results.stacks[prepared.index];
-                if stack.status != "measured" {
+                if stack.status != StackStatus::Measured {
                     return None;
                 }
                 let rates: Vec<f64> = stack

@@ -2,6 +2,7 @@
 //! started, checked against the contract and kept running (or, for stacks someone else
 //! started, checked where they run).
 
+use bookstore_record::results::StackStatus;
 use std::time::Duration;
 
 use bookstore_app::stacks::StackInfo;
@@ -67,7 +68,11 @@ impl Suite<'_> {
                 match self.start_relay(name, &url, latency) {
                     Ok((relayed, pid)) => (url, relay_pid) = (relayed, Some(pid)),
                     Err(error) => {
-                        self.stack_failed(index, "failed", format!("its database relay: {error}"))?;
+                        self.stack_failed(
+                            index,
+                            StackStatus::Failed,
+                            format!("its database relay: {error}"),
+                        )?;
                         continue;
                     }
                 }
@@ -83,7 +88,11 @@ impl Suite<'_> {
             let (server, ready) = match started {
                 Ok(started) => started,
                 Err(error) => {
-                    self.stack_failed(index, "failed", format!("did not start: {error}"))?;
+                    self.stack_failed(
+                        index,
+                        StackStatus::Failed,
+                        format!("did not start: {error}"),
+                    )?;
                     continue;
                 }
             };
@@ -113,7 +122,7 @@ impl Suite<'_> {
             let name = stack.identity.service;
             let index = self.add_stack(name, Some(address));
             if let Err(why) = server::wait_answering(address, "/health/db") {
-                self.stack_failed(index, "failed", format!("at {address}: {why}"))?;
+                self.stack_failed(index, StackStatus::Failed, format!("at {address}: {why}"))?;
                 continue;
             }
             if self.options.coordinates() {
@@ -229,7 +238,7 @@ impl Suite<'_> {
     fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
         self.results.stacks.push(StackResults {
             name: name.to_owned(),
-            status: "measured".into(),
+            status: StackStatus::Measured,
             failure: None,
             ready_ms: None,
             address: address.map(|a| a.to_string()),
@@ -262,7 +271,7 @@ impl Suite<'_> {
             return Ok(true);
         }
         let why = format!("{context}does not meet the contract: {}", failed.join("; "));
-        self.stack_failed(index, "failed", why)?;
+        self.stack_failed(index, StackStatus::Failed, why)?;
         Ok(false)
     }
 }

@@ -2,6 +2,7 @@
 //! results go. The schedule (`rounds`), the preparation (`prepare`) and the windows
 //! (`window`) all work on it.
 
+use bookstore_record::results::StackStatus;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -121,14 +122,14 @@ impl Suite<'_> {
     pub(crate) fn stack_failed(
         &mut self,
         index: usize,
-        status: &str,
+        status: StackStatus,
         why: String,
     ) -> anyhow::Result<()> {
         let stack = &mut self.results.stacks[index];
         self.progress.note(&format!("{}: {status}: {why}", stack.name));
         let measured = (stack.cells.len() + stack.equal_load.len()) as u64;
         self.progress.skipped(self.options.windows_per_stack().saturating_sub(measured));
-        stack.status = status.to_owned();
+        stack.status = status;
         stack.failure = Some(why);
         self.save()
     }

@@ -1,6 +1,7 @@
 //! One window of a round, run and recorded: the HTTP ceiling's, a database ceiling's or a
 //! stack's, with its audit, CPU, memory and statements, and the warnings it raised.
 
+use bookstore_record::results::StackStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -166,12 +167,12 @@ impl Suite<'_> {
         offer: Option<Offer>,
     ) -> anyhow::Result<()> {
         let stack = self.prepared[prepared].clone();
-        if self.results.stacks[stack.index].status != "measured" {
+        if self.results.stacks[stack.index].status != StackStatus::Measured {
             return Ok(()); // crashed in an earlier window
         }
         let name = self.results.stacks[stack.index].name.clone();
         if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
-            return self.stack_failed(stack.index, "crashed", exit);
+            return self.stack_failed(stack.index, StackStatus::Crashed, exit);
         }
         let load = match offer {
             None => format!("c={concurrency}"),
@@ -198,7 +199,7 @@ impl Suite<'_> {
             Some(_) => stack_results.equal_load.push(cell),
         }
         match exit {
-            Some(exit) => self.stack_failed(stack.index, "crashed", exit),
+            Some(exit) => self.stack_failed(stack.index, StackStatus::Crashed, exit),
             None => self.save(),
         }
     }

@@ -7,17 +7,18 @@
 #[path = "../suite/proxy.rs"]
 mod proxy;
 
+use bookstore_record::results::StackStatus;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use bookstore_faults::{Fault, FaultsOptions};
+use bookstore_record::faults::FaultsResults;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
-use bookstore_record::faults::FaultsResults;
-use bookstore_faults::{Fault, FaultsOptions};
 
 /// `target/debug`, where cargo put this test and the workspace's binaries.
 fn bin_dir() -> PathBuf {
@@ -94,7 +95,7 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
     assert_eq!(outline(&saved), outline(&results));
     assert_eq!(results.stacks.len(), 5);
     for stack in &results.stacks {
-        assert_eq!(stack.status, "measured", "{}: {:?}", stack.stack, stack.failure);
+        assert_eq!(stack.status, StackStatus::Measured, "{}: {:?}", stack.stack, stack.failure);
         assert_eq!(stack.faults.len(), 2);
         for fault in &stack.faults {
             let at = format!("{} {}", stack.stack, fault.fault);

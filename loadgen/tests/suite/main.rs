@@ -6,15 +6,16 @@ mod liar;
 mod proxy;
 mod staller;
 
+use bookstore_record::results::StackStatus;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bookstore_app::stacks;
+use bookstore_client::scenario::Scenario;
 use bookstore_record::outcome;
 use bookstore_record::results::{Cell, Rate, RunResults, decode_histogram};
-use bookstore_client::scenario::Scenario;
 use bookstore_suite::SuiteOptions;
 
 /// `target/debug`, where cargo put this test and the workspace's binaries.
@@ -130,7 +131,8 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("run.json");
-    let results = bookstore_suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
+    let results =
+        bookstore_suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
 
     assert_eq!(results.run.status, "complete");
     // The file reads back under the strict schema and holds the same run (floats aside:
@@ -147,7 +149,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
 
     let stack = &results.stacks[0];
     assert_eq!(
-        (stack.name.as_str(), stack.status.as_str()),
+        (stack.name.as_str(), stack.status.name()),
         ("axum-serde-sqlx", "measured"),
         "{:?}",
         stack.failure
@@ -381,11 +383,11 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
 
     assert_eq!(results.run.status, "complete");
     let crashed = &results.stacks[0];
-    assert_eq!(crashed.status, "crashed");
+    assert_eq!(crashed.status, StackStatus::Crashed);
     assert!(crashed.failure.as_deref().unwrap_or("").contains("exited"), "{:?}", crashed.failure);
     assert!(!crashed.cells.is_empty() && crashed.cells.len() < 24, "{} cells", crashed.cells.len());
     let next = &results.stacks[1];
-    assert_eq!((next.status.as_str(), next.cells.len()), ("measured", 24), "{:?}", next.failure);
+    assert_eq!((next.status.name(), next.cells.len()), ("measured", 24), "{:?}", next.failure);
     let problems = outcome::problems(&results);
     assert!(problems.iter().any(|p| matches!(p, outcome::Problem::Crashed { .. })), "{problems:?}");
     assert_eq!(outcome::exit_code(&problems), outcome::EXIT_CRASHED);
@@ -456,7 +458,7 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
     drop(cluster);
 
     assert_eq!(results.settings.database, "existing");
-    assert_eq!(results.stacks[0].status, "measured", "{:?}", results.stacks[0].failure);
+    assert_eq!(results.stacks[0].status, StackStatus::Measured, "{:?}", results.stacks[0].failure);
     assert!(command_lines.iter().any(|c| c.contains("axum-serde-sqlx")), "{command_lines:?}");
     for command_line in &command_lines {
         assert!(!command_line.contains(PASSWORD), "in the arguments of {command_line}");
@@ -551,7 +553,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     drop(server);
 
     let measured = &results.stacks[0];
-    assert_eq!(measured.status, "measured", "{:?}", measured.failure);
+    assert_eq!(measured.status, StackStatus::Measured, "{:?}", measured.failure);
     assert!(measured.validation.iter().all(|v| v.passed), "{:?}", measured.validation);
     assert_eq!(measured.address.as_deref(), Some(addr.to_string().as_str()));
     assert_eq!(measured.ready_ms, None, "it was not started here");
@@ -599,7 +601,8 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         options.ceilings = false;
         // A slot holds a whole request timeout of drain: short here.
         options.request_timeout = Duration::from_secs(2);
-        options.shard = Some(bookstore_suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
+        options.shard =
+            Some(bookstore_suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
         std::thread::spawn(move || bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))))
     };
     let (first, second) = (shard(1), shard(2));
@@ -627,7 +630,8 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     assert!(audit.checkout_rows > audit.acknowledged_checkouts);
     assert!(b[1].audit.is_none() && b[1].sql.is_none());
 
-    let merged = bookstore_record::merge::merge(vec![second.clone(), first.clone()], "merged").unwrap();
+    let merged =
+        bookstore_record::merge::merge(vec![second.clone(), first.clone()], "merged").unwrap();
     let cells = &merged.stacks[0].cells;
     for (index, m) in cells.iter().enumerate() {
         let (x, y) = (&a[index], &b[index]);
@@ -729,7 +733,12 @@ fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
 /// disqualified for the audit with the exit status saying so.
 fn assert_caught(results: &RunResults, failure: &str) {
     let stack = &results.stacks[0];
-    assert_eq!(stack.status, "measured", "the contract check cannot see it: {:?}", stack.failure);
+    assert_eq!(
+        stack.status,
+        StackStatus::Measured,
+        "the contract check cannot see it: {:?}",
+        stack.failure
+    );
     assert_eq!(stack.cells.len(), 4);
     for cell in &stack.cells {
         let audit = cell.audit.as_ref().expect("write windows are audited");
@@ -797,8 +806,9 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     options.concurrency = vec![2];
     options.ceilings = false;
     let taken = vec!["axum-serde-sqlx".to_owned()];
-    options.variants =
-        vec![bookstore_suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap()];
+    options.variants = vec![
+        bookstore_suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap(),
+    ];
     // Every process the suite starts, with its arguments, as seen in `ps`.
     let (results, command_lines) = run_watching_processes(&options);
 
@@ -807,7 +817,7 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     assert_eq!(variant.name, "axum-1w");
     assert_eq!(variant.variant_of.as_deref(), Some("axum-serde-sqlx"));
     assert_eq!(variant.args, ["--workers", "1"]);
-    assert_eq!(variant.status, "measured", "{:?}", variant.failure);
+    assert_eq!(variant.status, StackStatus::Measured, "{:?}", variant.failure);
     assert_eq!(variant.cells.len(), 4, "2 scenarios × 2 rounds, like the stack");
     // Its process ran with its flag in place of the suite's, the stack's with the suite's.
     let with = |flag: &str| command_lines.iter().filter(|c| c.contains(flag)).count();
@@ -827,7 +837,8 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
     options.scenarios = vec![Scenario::BookById];
     options.concurrency = vec![2];
     let round_trip = Duration::from_millis(3);
-    options.variants = vec![bookstore_suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
+    options.variants =
+        vec![bookstore_suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
     let (results, command_lines) = run_watching_processes(&options);
 
     let (near, far) = (&results.stacks[0], &results.stacks[1]);
@@ -835,7 +846,7 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
     assert_eq!(far.variant_of.as_deref(), Some("axum-serde-sqlx"));
     assert_eq!(far.db_latency_us, Some(3000));
     assert_eq!(near.db_latency_us, None);
-    assert_eq!(far.status, "measured", "{:?}", far.failure);
+    assert_eq!(far.status, StackStatus::Measured, "{:?}", far.failure);
     // Calibrated at the start of the run: what it adds here, at least what was asked.
     assert_eq!(results.db_relay_calibration.len(), 1);
     let calibration = &results.db_relay_calibration[0];
@@ -933,7 +944,7 @@ fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_an
     let parties: Vec<(&str, Option<u64>)> =
         results.stacks.iter().map(|s| (s.name.as_str(), s.db_latency_us)).collect();
     assert_eq!(parties.len(), 12, "{parties:?}");
-    assert!(results.stacks.iter().all(|s| s.status == "measured"), "{parties:?}");
+    assert!(results.stacks.iter().all(|s| s.status == StackStatus::Measured), "{parties:?}");
     let flags = |name: &str| &results.stacks.iter().find(|s| s.name == name).unwrap().args;
     assert_eq!(
         flags("axum-serde-diesel.p4.t8.db2ms"),
@@ -1005,7 +1016,7 @@ fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_r
         .map(|t| (t.tier.as_str(), t.cpus.as_slice()))
         .collect();
     assert_eq!(recorded, [("client", &[first][..]), ("db", &[first][..]), ("server", &[last][..])]);
-    assert_eq!(results.stacks[0].status, "measured");
+    assert_eq!(results.stacks[0].status, StackStatus::Measured);
     assert!(seen.contains(&format!("server {last}")), "{seen:?}");
     assert!(seen.contains(&format!("db {first}")), "{seen:?}");
     // The client got its CPUs back.
@@ -1042,9 +1053,13 @@ fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     options.pool_max = 16;
     let taken = vec![];
     options.variants = vec![
-        bookstore_suite::Variant::parse("big=axum-serde-diesel --pool-max 64 --blocking-threads 64", &taken)
+        bookstore_suite::Variant::parse(
+            "big=axum-serde-diesel --pool-max 64 --blocking-threads 64",
+            &taken,
+        )
+        .unwrap(),
+        bookstore_suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken)
             .unwrap(),
-        bookstore_suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken).unwrap(),
     ];
     // One stack at 16, the variants at 64 and 16, the ceiling at 16, and 40 spare.
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 16 + 40);

@@ -140,7 +140,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
         ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
         stacks: vec![StackResults {
             name: String::new(),
-            status: String::new(),
+            status: StackStatus::Measured,
             failure: None,
             ready_ms: None,
             address: None,

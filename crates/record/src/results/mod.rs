@@ -251,15 +251,43 @@ pub struct Ceilings {
     pub db: Vec<Cell>,
 }
 
+/// What became of a stack in a run (ordered worst first, as a merge of shards keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StackStatus {
+    /// It did not start or failed its contract check: reported, not measured.
+    Failed,
+    /// It exited during the measurement: its later cells are missing.
+    Crashed,
+    /// It was measured.
+    Measured,
+}
+
+impl StackStatus {
+    /// As the results file and the pages write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StackStatus::Failed => "failed",
+            StackStatus::Crashed => "crashed",
+            StackStatus::Measured => "measured",
+        }
+    }
+}
+
+impl std::fmt::Display for StackStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One stack's results.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StackResults {
     /// The binary's name.
     pub name: String,
-    /// `measured`, `failed` (did not start or failed validation: not measured) or
-    /// `crashed` (exited during the measurement; later cells missing).
-    pub status: String,
+    /// What became of it.
+    pub status: StackStatus,
     /// Why it failed or crashed.
     pub failure: Option<String>,
     /// Time from process start to `/health/db` answering 200.
