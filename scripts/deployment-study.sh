@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The deployment study (README "The database farther away"): does blocking database access
+# The deployment study (docs/deployment.md, "The deployment study"): does blocking database access
 # on a thread pool or an async driver win once PostgreSQL is a round trip away, where does
 # the pool become the bound, and what does each style pay in threads and memory?
 #

@@ -97,7 +97,7 @@ pub(crate) struct SuiteArgs {
     pub(crate) no_ceilings: bool,
     /// Measure each database ceiling (sqlx and diesel) also with as many clients as the
     /// stacks' concurrency, not only one per pooled connection (the page's ceiling is the
-    /// fastest of them; the default run measured that these never set it, see README).
+    /// fastest of them; docs/method.md, "The ceilings", says when they set it).
     #[arg(long, conflicts_with = "no_ceilings")]
     pub(crate) db_ceiling_at_concurrency: bool,
     /// The fixed-load phase's rates, comma-separated: a share of the slowest stack's
@@ -379,9 +379,8 @@ pub(crate) const HTTP_WINDOW: Duration = Duration::from_secs(3);
 /// cap also bounds the client's memory; -z lifts it).
 pub(crate) const HTTP_COUNTED_WINDOW_MAX: Duration = Duration::from_secs(60);
 
-/// Rounds per cell by default: the fewest at which this machine's noise (a per-round
-/// log-ratio spread of about 0.07 in 0.5 s windows) still lets a family of ten pairs see a
-/// 25% difference four times in five (README, "How verdicts are made").
+/// Rounds per cell by default: what the run-time budget allows; what they can detect at the
+/// noise measured in a run is on its page (docs/method.md, "How verdicts are made").
 pub(crate) const DEFAULT_ROUNDS: u32 = 5;
 
 pub(crate) fn cpus() -> usize {

@@ -152,7 +152,7 @@ pub fn parse_invocation(
     // Last: the derived `Args` would otherwise put their own doc comments in its place.
     let command = command
         .about(format!(
-            "The {} stack of the bookstore benchmark; its routes are listed in the README.",
+            "The {} stack of the bookstore benchmark; its routes are listed in docs/deployment.md.",
             identity.service
         ))
         .version(env!("CARGO_PKG_VERSION"));

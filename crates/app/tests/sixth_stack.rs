@@ -1,9 +1,10 @@
-//! The README's recipe for adding a stack, followed on a scratch copy of the workspace: a
-//! sixth stack (axum + simd-json + sqlx) is its crate, one line of the registry and one
-//! line of the conformance crate's manifest — and then it builds, the conformance suite
-//! expands its tests for it, and the registry and the suite agree on six stacks. Builds in
-//! the workspace's own target directory, so only the workspace's crates compile again —
-//! under another version, so that they never overwrite the workspace's own artifacts.
+//! The recipe for adding a stack (CONTRIBUTING.md, "Adding a stack"), followed on a scratch
+//! copy of the workspace: a sixth stack (axum + simd-json + sqlx) is its crate, one line of
+//! the registry and one line of the conformance crate's manifest — and then it builds, the
+//! conformance suite expands its tests for it, and the registry and the suite agree on six
+//! stacks. Builds in the workspace's own target directory, so only the workspace's crates
+//! compile again — under another version, so that they never overwrite the workspace's own
+//! artifacts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

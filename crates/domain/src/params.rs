@@ -4,7 +4,7 @@
 //! that all five stacks accept and reject exactly the same input with the same message,
 //! whatever their framework's own extractors would do.
 //!
-//! Decisions where the contract is silent (documented in the README too):
+//! Decisions where the contract is silent (documented in docs/reliability.md too):
 //! - the query string is `application/x-www-form-urlencoded`: `+` is a space, `%XX` a byte;
 //!   in the path segment `+` is literal;
 //! - a parameter given twice: the first occurrence wins;

@@ -1,4 +1,4 @@
-//! The reliability table (Markdown for the README, and a page of its own), rendered from
+//! The reliability table (Markdown for docs/reliability.md, and a page of its own), rendered from
 //! one or more faults results files: a stack's faults come from the last file that has
 //! them, its soak from the last that has one (faults and soak are usually separate runs).
 

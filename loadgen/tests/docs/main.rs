@@ -1,10 +1,11 @@
-//! The documents are true: every path they name exists, every "SPEC §n" points into
-//! `docs/contract.md`, the README's table of scenarios is the scenario table's, and the
-//! Rust the README asks for is the one the scripts check.
+//! The documents are true: every path they name exists, every link between them reaches
+//! its file and heading, every "SPEC §n" points into `docs/contract.md`, the README is one
+//! screen, its table of scenarios is the scenario table's, and the Rust it asks for is the
+//! one the scripts check.
 
 use std::path::{Path, PathBuf};
 
-use loadgen::scenario::Scenario;
+use bookstore_client::scenario::Scenario;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -15,12 +16,20 @@ fn read(path: &str) -> String {
 }
 
 /// The documents a user reads.
-const DOCUMENTS: [&str; 5] = [
+const DOCUMENTS: &[&str] = &[
     "README.md",
+    "CONTRIBUTING.md",
+    "docs/method.md",
+    "docs/findings.md",
+    "docs/loadgen.md",
+    "docs/deployment.md",
+    "docs/reliability.md",
+    "docs/dbbench.md",
+    "docs/history.md",
     "docs/performance.md",
     "docs/contract.md",
     "summary/README.md",
-    "loadgen/RESULTS.md",
+    "crates/record/RESULTS.md",
 ];
 
 /// Every `…`-quoted repository path in `text` (starting with one of the top-level folders).
@@ -44,7 +53,7 @@ const GENERATED: [&str; 3] =
 fn every_path_the_documents_name_exists() {
     let mut missing = Vec::new();
     let mut checked = 0;
-    for document in DOCUMENTS {
+    for &document in DOCUMENTS {
         for path in paths(&read(document)) {
             checked += 1;
             if !root().join(&path).exists() && !GENERATED.contains(&path.as_str()) {
@@ -54,6 +63,70 @@ fn every_path_the_documents_name_exists() {
     }
     assert!(checked > 50, "only {checked} paths found: the pattern is broken");
     assert!(missing.is_empty(), "paths that do not exist: {missing:#?}");
+}
+
+/// `text` without its fenced code blocks.
+fn prose(text: &str) -> String {
+    text.split("```").step_by(2).collect::<Vec<_>>().join("\n")
+}
+
+/// The anchor GitHub gives a heading: lower case, spaces as hyphens, other punctuation
+/// dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_link_between_the_documents_reaches_its_file_and_heading() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for &document in DOCUMENTS {
+        let text = prose(&read(document));
+        let folder = Path::new(document).parent().unwrap_or(Path::new(""));
+        for target in text.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+            if target.contains("://") || target.contains(char::is_whitespace) {
+                continue;
+            }
+            checked += 1;
+            let (file, heading) = target.split_once('#').unwrap_or((target, ""));
+            let path = if file.is_empty() {
+                root().join(document)
+            } else {
+                root().join(folder).join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{document}: {target} (no such file)"));
+            } else if !heading.is_empty() && (file.is_empty() || file.ends_with(".md")) {
+                let headings: Vec<String> = prose(&std::fs::read_to_string(&path).unwrap())
+                    .lines()
+                    .filter(|line| line.starts_with('#'))
+                    .map(|line| anchor(line.trim_start_matches('#')))
+                    .collect();
+                if !headings.iter().any(|h| h == heading) {
+                    broken.push(format!("{document}: {target} (no such heading)"));
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} links found: the pattern is broken");
+    assert!(broken.is_empty(), "links that lead nowhere: {broken:#?}");
+}
+
+/// The README is one screen, as hyperfine's and oha's are: the rest lives in `docs/` and
+/// `CONTRIBUTING.md`.
+#[test]
+fn the_readme_is_at_most_250_lines() {
+    let lines = read("README.md").lines().count();
+    assert!(lines <= 250, "README.md has {lines} lines: move the detail to docs/");
 }
 
 /// Every file of the repository a person reads or builds from, outside `target/`.

@@ -8,7 +8,7 @@ use bookstore_stats::{
 
 /// The standard deviation across rounds of a pair's log ratio, measured on the kept
 /// repeat-3 run of the earlier suite (3 s windows, rounds minutes apart): the noisiest
-/// design this method has to work with. The default design measures less (see the README).
+/// design this method has to work with. The default design measures less (docs/method.md, "How verdicts are made").
 const PAIR_SD: f64 = 0.13;
 /// Five stacks: ten pairs per family.
 const STACKS: usize = 5;
