@@ -2,8 +2,9 @@
 //! transaction), multi-row `VALUES` in chunks under the database's bind-parameter limit,
 //! one statement for all rows (`UNNEST` of one array per column on PostgreSQL, a JSON
 //! document expanded by the server on MariaDB and SQLite), and PostgreSQL's
-//! `COPY FROM STDIN` in text and binary format. The code that sends them is in each
-//! database's module of [`crate::targets`]; the COPY encoding is here.
+//! `COPY FROM STDIN` in text and binary format. The strategies are named in
+//! [`crate::dimensions`], the code that sends them is in each database's module of
+//! [`crate::targets`]; the COPY encoding is here.
 //!
 //! Every strategy sends the rows' values as data — bound parameters, arrays, a bound JSON
 //! document, or the COPY stream — never inside the SQL text (the JVM article's
@@ -12,119 +13,8 @@
 
 use std::io::Write as _;
 
-use serde::{Deserialize, Serialize};
-
 use crate::data::Item;
-use crate::targets::Database;
-
-/// Columns of `items`.
-pub const ITEM_COLUMNS: usize = 5;
-
-/// How the rows get to the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// One `INSERT` per row, each its own transaction.
-    RowAutocommit,
-    /// One `INSERT` per row, all in one transaction.
-    RowTransaction,
-    /// Multi-row `INSERT … VALUES` with bound parameters, in chunks under the limit.
-    MultiValues,
-    /// One `INSERT … SELECT * FROM UNNEST($1, …)` with an array per column (PostgreSQL).
-    Unnest,
-    /// One `INSERT … SELECT … FROM` the rows of one bound JSON document, expanded by the
-    /// server (MariaDB's `JSON_TABLE`, SQLite's `json_each`): the analog of `UNNEST` where
-    /// there are no array parameters.
-    JsonRows,
-    /// `COPY … FROM STDIN`, text format.
-    CopyText,
-    /// `COPY … FROM STDIN (FORMAT binary)`.
-    CopyBinary,
-}
-
-impl Strategy {
-    /// All of them, slowest first.
-    pub const ALL: [Strategy; 7] = [
-        Strategy::RowAutocommit,
-        Strategy::RowTransaction,
-        Strategy::MultiValues,
-        Strategy::Unnest,
-        Strategy::JsonRows,
-        Strategy::CopyText,
-        Strategy::CopyBinary,
-    ];
-
-    /// Its name in results and on the page.
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::RowAutocommit => "row_autocommit",
-            Strategy::RowTransaction => "row_transaction",
-            Strategy::MultiValues => "multi_values",
-            Strategy::Unnest => "unnest",
-            Strategy::JsonRows => "json_rows",
-            Strategy::CopyText => "copy_text",
-            Strategy::CopyBinary => "copy_binary",
-        }
-    }
-
-    /// Statements that carry data for `rows` rows on `database`.
-    pub fn statements(self, rows: usize, database: Database) -> usize {
-        match self {
-            Strategy::RowAutocommit | Strategy::RowTransaction => rows,
-            Strategy::MultiValues => rows.div_ceil(database.rows_per_statement()),
-            Strategy::Unnest | Strategy::JsonRows | Strategy::CopyText | Strategy::CopyBinary => {
-                1.min(rows)
-            }
-        }
-    }
-
-    /// How the library supports it on `database`, for the page: what it does for you and
-    /// what is ours.
-    pub fn how(self, library: Library, database: Database) -> &'static str {
-        match (library, self) {
-            (_, Strategy::JsonRows) if database == Database::Mariadb => {
-                "one JSON document bound (serde_json); JSON_TABLE expands it"
-            }
-            (_, Strategy::JsonRows) => "one JSON document bound (serde_json); json_each expands it",
-            (Library::Sqlx, Strategy::MultiValues) => "QueryBuilder::push_values, chunked by us",
-            (Library::Diesel, Strategy::MultiValues) => {
-                "insert_into().values(&[..]), chunked by us"
-            }
-            (Library::Sqlx, Strategy::CopyText | Strategy::CopyBinary) => {
-                "copy_in_raw; rows encoded by us"
-            }
-            (Library::Diesel, Strategy::CopyText) => {
-                "copy_from().from_raw_data; rows encoded by us"
-            }
-            (Library::Diesel, Strategy::CopyBinary) => "copy_from().from_insertable",
-            (_, Strategy::Unnest) => "arrays bound as parameters",
-            _ => "one bound INSERT per row",
-        }
-    }
-}
-
-/// Which library sends the rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Library {
-    /// sqlx, async.
-    Sqlx,
-    /// diesel, blocking.
-    Diesel,
-}
-
-impl Library {
-    /// Both.
-    pub const ALL: [Library; 2] = [Library::Sqlx, Library::Diesel];
-
-    #[allow(missing_docs)] // named for what it returns
-    pub fn name(self) -> &'static str {
-        match self {
-            Library::Sqlx => "sqlx",
-            Library::Diesel => "diesel",
-        }
-    }
-}
+use crate::dimensions::ITEM_COLUMNS;
 
 /// COPY data is sent in pieces of about this size.
 const COPY_PIECE_BYTES: usize = 1 << 20;

@@ -11,17 +11,27 @@
 //!   the same names MariaDB (a throwaway server) and SQLite (a file);
 //! - [`tasks`]: 10,000 tasks that each wait 100 ms on threads, tasks and `spawn_blocking`,
 //!   and what a blocking call inside an async task does to a small runtime;
+//! - [`dimensions`]: the databases, libraries and bulk strategies those sections compare,
+//!   below every module that measures or reports them;
+//! - [`settings`]: what a run sweeps — the flags of `dbbench run` and the results'
+//!   `settings`, one record;
 //! - [`results`]: the versioned results document (`DBBENCH.md`), [`report`] its page;
 //! - [`run`]: the whole run, as `dbbench` (and `scripts/dbbench.sh`) does it.
+//!
+//! No two modules import each other: `dimensions`, `schema` and `measure` depend on no
+//! other module, the measuring modules on those, `results` on the measuring ones, `targets`
+//! on `results`, and `run` and `report` on everything below them.
 
 pub mod batch;
 pub mod bulk;
 pub mod crud;
 pub mod data;
+pub mod dimensions;
 pub mod measure;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod settings;
 pub mod targets;
 pub mod tasks;

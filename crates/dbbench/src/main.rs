@@ -1,11 +1,11 @@
-//! `dbbench`: database access microbenchmarks (see the crate's documentation and the
-//! README's "Database access without HTTP").
+//! `dbbench`: database access microbenchmarks (see the crate's documentation and
+//! docs/dbbench.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bookstore_dbbench::run::{self, Section};
-use bookstore_dbbench::targets::Database;
+use bookstore_dbbench::settings::Settings;
 use clap::{Parser, Subcommand};
 
 /// Database access without HTTP: sqlx on tasks against diesel on threads.
@@ -20,7 +20,8 @@ struct Cli {
 enum Command {
     /// Run the benchmarks on a throwaway PostgreSQL (and MariaDB and SQLite for the bulk
     /// and batch sections) and write the results and the page.
-    Run(RunArgs),
+    // Boxed: the settings make it much larger than the other command.
+    Run(Box<RunArgs>),
     /// Render the page of a results file.
     Report {
         /// The results file.
@@ -33,20 +34,11 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A short sweep instead of the full one.
-    #[arg(long)]
-    quick: bool,
-    /// Rounds per cell: the styles compared are measured side by side once per round, the
-    /// order rotating [default: 3; 2 with --quick].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
-    rounds: Option<u32>,
-    /// Sections to run, comma-separated [default: all].
-    #[arg(long, value_delimiter = ',', value_enum)]
+    #[command(flatten)]
+    settings: Settings,
+    /// Sections to run, comma-separated.
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "crud,bulk,batch,tasks")]
     sections: Vec<Section>,
-    /// Databases of the bulk and batch sections, comma-separated [default: all; MariaDB
-    /// and SQLite when built in (features `mariadb`, `sqlite`), else said in the results].
-    #[arg(long, value_delimiter = ',', value_enum)]
-    databases: Vec<Database>,
     /// The results file [default: summary/results/dbbench-TIME.json, TIME the UTC start].
     #[arg(long)]
     output: Option<PathBuf>,
@@ -68,7 +60,7 @@ fn parse_provider(name: &str) -> Result<bookstore_fixture::Provider, String> {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Run(args) => run_command(args),
+        Command::Run(args) => run_command(*args),
         Command::Report { results, output } => render(&results, &output),
     };
     match result {
@@ -84,21 +76,9 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
     let id = bookstore_report::environment::file_stamp();
     let output =
         args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/dbbench-{id}.json")));
-    let sections = if args.sections.is_empty() {
-        vec![Section::Crud, Section::Bulk, Section::Batch, Section::Tasks]
-    } else {
-        args.sections
-    };
-    let mut settings = run::settings(args.quick);
-    if let Some(rounds) = args.rounds {
-        settings.rounds = rounds;
-    }
-    if !args.databases.is_empty() {
-        settings.databases = args.databases;
-    }
     let options = run::Options {
-        settings,
-        sections,
+        settings: args.settings,
+        sections: args.sections,
         database_url: args.database_url,
         provider: args.db_provider,
         output: output.clone(),

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::batch::BatchTimes;
-use crate::bulk::{Library, Strategy};
 use crate::crud::{Measured, Op};
+use crate::dimensions::{Database, Library, Strategy};
 use crate::measure::Access;
-use crate::targets::Database;
+use crate::settings::Settings;
 use crate::tasks::{Outcome, Variant};
 use bookstore_report::{Environment, LatencySummary, RunInfo};
 
@@ -31,7 +31,7 @@ pub struct DbBenchResults {
     pub environment: Environment,
     /// Each database the bulk strategies and the batch job ran on.
     pub databases: Vec<DatabaseInfo>,
-    /// What was swept.
+    /// What was swept (the flags of `dbbench run`).
     pub settings: Settings,
     /// The CRUD microbenchmark's cells.
     pub crud: Vec<CrudCell>,
@@ -54,49 +54,6 @@ pub struct DatabaseInfo {
     pub version: String,
     /// The settings that matter for writes (durability above all), by name.
     pub settings: std::collections::BTreeMap<String, String>,
-}
-
-/// What was swept.
-#[allow(missing_docs)] // named for what they hold
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    /// `--quick`: a short sweep.
-    pub quick: bool,
-    /// Rounds: every cell is measured this many times, the styles (or libraries) compared
-    /// side by side in each round, their order rotating.
-    pub rounds: u32,
-    /// Pool sizes of the CRUD benchmark and the batch job.
-    pub pool_sizes: Vec<u32>,
-    /// Parallel workers of the CRUD benchmark.
-    pub crud_workers: Vec<usize>,
-    /// Unmeasured time before each CRUD window.
-    pub crud_warmup_seconds: f64,
-    /// Each CRUD window.
-    pub crud_window_seconds: f64,
-    /// Users and orders the CRUD operations work on.
-    pub crud_users: i64,
-    pub crud_orders_per_user: i64,
-    /// Row counts of the bulk strategies.
-    pub bulk_rows: Vec<usize>,
-    /// Row counts of the batch job.
-    pub batch_rows: Vec<usize>,
-    /// Parallelism of the batch job.
-    pub batch_parallelism: Vec<usize>,
-    /// Tasks and their wait, for threads against tasks.
-    pub tasks: usize,
-    /// Each task's wait.
-    pub task_wait_ms: u64,
-    /// Tasks of the blocking-inside-async variants (fewer: they run serially by design).
-    pub blocking_tasks: usize,
-    /// Workers of the small runtime those run on.
-    pub small_runtime_workers: usize,
-    /// Connections of the diesel pool the database variants query through.
-    pub task_query_pool: u32,
-    /// `throwaway`, `container` or `existing`: where PostgreSQL came from.
-    pub database: String,
-    /// The databases asked for the bulk strategies and the batch job (`--databases`).
-    pub databases: Vec<Database>,
 }
 
 /// One CRUD cell.
@@ -303,6 +260,35 @@ impl DbBenchResults {
 }
 
 #[cfg(test)]
+mod kept {
+    use super::*;
+
+    #[test]
+    fn a_kept_results_file_writes_back_as_it_was_read() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../summary/results/dbbench-2026-12-01T16-20-01Z.json");
+        let kept = std::fs::read_to_string(&path).unwrap();
+        let written = serde_json::to_string_pretty(&DbBenchResults::read(&path).unwrap()).unwrap();
+        // Line by line: the same fields in the same order with the same values; a float may
+        // differ in its last digit, as serde_json's default parsing can read one back a unit
+        // in the last place off.
+        assert_eq!(written.lines().count(), kept.lines().count());
+        for (number, (w, k)) in written.lines().zip(kept.lines()).enumerate() {
+            let float = |line: &str| {
+                let (key, value) = line.rsplit_once(": ")?;
+                Some((key.to_owned(), value.trim_end_matches(',').parse::<f64>().ok()?))
+            };
+            match (float(w), float(k)) {
+                _ if w == k => {}
+                (Some((wk, wv)), Some((kk, kv)))
+                    if wk == kk && (wv - kv).abs() <= 1e-14 * kv.abs() => {}
+                _ => panic!("line {}: {w:?} written, {k:?} kept", number + 1),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod documentation {
     use super::*;
     use std::time::Duration;
@@ -340,7 +326,7 @@ mod documentation {
                 version: String::new(),
                 settings: [("synchronous".to_owned(), "OFF".to_owned())].into(),
             }],
-            settings: crate::run::settings(true),
+            settings: Settings::from_flags(&["--quick"]).unwrap(),
             crud: vec![CrudCell::new(0, Op::Join, Access::SqlxTasks, 1, 1, true, &measured)],
             bulk: vec![BulkCell {
                 round: 0,

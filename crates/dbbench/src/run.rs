@@ -10,11 +10,12 @@ use bookstore_fixture::{ClusterOptions, DbServer, Provider};
 use serde::{Deserialize, Serialize};
 use sqlx::{Connection, Executor};
 
-use crate::bulk::{Library, Strategy};
 use crate::crud::{self, Op, Pools, Population, Timing};
+use crate::dimensions::{Database, Library, Strategy};
 use crate::measure::Access;
-use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, Settings, TasksCell};
-use crate::targets::{self, Database, Target};
+use crate::results::{BatchCell, BulkCell, CrudCell, DbBenchResults, TasksCell};
+use crate::settings::Settings;
+use crate::targets::{self, Target};
 use crate::tasks::{self, Variant};
 use crate::{batch, data, schema};
 use bookstore_report::RunInfo;
@@ -37,7 +38,7 @@ pub enum Section {
 /// Everything a run is told.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The sweep (see [`Settings`]).
+    /// The sweep, as the flags gave it.
     pub settings: Settings,
     /// Sections to run.
     pub sections: Vec<Section>,
@@ -54,53 +55,6 @@ pub struct Options {
     /// Set to stop after the current cell (Ctrl-C): what was measured is kept, the run is
     /// `interrupted`, its database dropped and its servers stopped as on any other end.
     pub stop: Arc<AtomicBool>,
-}
-
-/// The sweep: `quick` for a short one (under a minute here), else the full one (about 8 min).
-pub fn settings(quick: bool) -> Settings {
-    if quick {
-        Settings {
-            quick,
-            rounds: 2,
-            pool_sizes: vec![10, 30],
-            crud_workers: vec![1, 8],
-            crud_warmup_seconds: 0.1,
-            crud_window_seconds: 0.3,
-            crud_users: 2_000,
-            crud_orders_per_user: 10,
-            bulk_rows: vec![1_000, 10_000],
-            batch_rows: vec![1_000, 10_000],
-            batch_parallelism: vec![1, 4],
-            tasks: 10_000,
-            task_wait_ms: 100,
-            blocking_tasks: 20,
-            small_runtime_workers: 2,
-            task_query_pool: 30,
-            database: String::new(),
-            databases: Database::ALL.to_vec(),
-        }
-    } else {
-        Settings {
-            quick,
-            rounds: 3,
-            pool_sizes: vec![10, 30, 60],
-            crud_workers: vec![1, 4, 8, 14],
-            crud_warmup_seconds: 0.2,
-            crud_window_seconds: 0.5,
-            crud_users: 10_000,
-            crud_orders_per_user: 10,
-            bulk_rows: vec![1_000, 10_000, 100_000],
-            batch_rows: vec![1_000, 10_000, 100_000],
-            batch_parallelism: vec![1, 4, 8],
-            tasks: 10_000,
-            task_wait_ms: 100,
-            blocking_tasks: 40,
-            small_runtime_workers: 2,
-            task_query_pool: 30,
-            database: String::new(),
-            databases: Database::ALL.to_vec(),
-        }
-    }
 }
 
 /// The order of `items` for group `round` of compared cells: rotated by one more every
@@ -306,14 +260,7 @@ impl Run<'_> {
     /// starts; those that do not are said in `skipped` (and on stderr).
     fn open_targets(&mut self) -> anyhow::Result<()> {
         for database in self.results.settings.databases.clone() {
-            let opened = match database {
-                Database::Postgres => Ok(Box::new(targets::postgres::Postgres::new(
-                    Arc::clone(&self.runtime),
-                    self.url.clone(),
-                )) as Box<dyn Target>),
-                other => targets::open_optional(other, &self.runtime),
-            };
-            match opened {
+            match targets::open::open(database, &self.runtime, &self.url) {
                 Ok(target) => {
                     self.results.databases.push(target.describe()?);
                     self.targets.push(target);

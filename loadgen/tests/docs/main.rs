@@ -30,6 +30,7 @@ const DOCUMENTS: &[&str] = &[
     "docs/contract.md",
     "summary/README.md",
     "crates/record/RESULTS.md",
+    "crates/dbbench/DBBENCH.md",
 ];
 
 /// Every `…`-quoted repository path in `text` (starting with one of the top-level folders).

@@ -1,12 +1,116 @@
-//! The bulk insert section: every strategy of both libraries on every database.
+//! The bulk insert section: every strategy of both libraries on every database. The two
+//! libraries are compared round by round ([`Keyed`]), the slowest strategy against the
+//! fastest through `judge_one`; [`Bulk`] is what `templates/bulk.html` writes.
 
-use bookstore_report::charts::{self, BarValue};
-use bookstore_stats::{FALSE_DISCOVERY_RATE, Group, LogRatio, Summary, family};
+use bookstore_report::charts::{self, BarChart, BarValue};
+use bookstore_stats::{Samples, Summary, judge_one};
+use serde::Serialize;
 
-use super::{Cell, Rounds, Table, count, median, rate, rate_range};
-use super::{databases_of, library_colour};
-use crate::bulk::{Library, Strategy};
+use super::format::{Keyed, Rounds, comparison, count, databases_of, library_colour, median};
+use super::format::{rate, rate_range, values};
+use crate::dimensions::{Database, Library, Strategy};
 use crate::results::{BulkCell, DbBenchResults};
+
+/// The bulk section's context.
+#[derive(Debug, Serialize)]
+pub(super) struct Bulk {
+    /// The largest row count, which the charts and the findings are of.
+    largest: String,
+    databases: Vec<BulkDatabase>,
+    /// Each database's fastest way at the largest size (those with a finding).
+    fastest: Vec<Fastest>,
+}
+
+#[derive(Debug, Serialize)]
+struct BulkDatabase {
+    database: &'static str,
+    chart: BarChart,
+    /// The row counts, as the table's columns.
+    sizes: Vec<String>,
+    rows: Vec<StrategyRow>,
+    /// Strategies it does not have, grouped by why.
+    unsupported: Vec<Unsupported>,
+    finding: Option<SlowestFastest>,
+}
+
+#[derive(Debug, Serialize)]
+struct StrategyRow {
+    strategy: String,
+    library: &'static str,
+    how: &'static str,
+    /// By size, as [`BulkDatabase::sizes`]; absent where not measured.
+    cells: Vec<Option<SizeCell>>,
+    statements_at_largest: String,
+}
+
+#[derive(Debug, Serialize)]
+struct SizeCell {
+    /// A round that failed or was not verified (then the cell shows it alone).
+    failure: Option<Failure>,
+    /// Median rows/s and seconds; in bold the faster library, round by round.
+    text: String,
+    best: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Failure {
+    /// What went wrong, when the results say.
+    what: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Unsupported {
+    strategies: String,
+    why: &'static str,
+}
+
+/// Row by row in autocommit against the fastest way, at the largest size.
+#[derive(Debug, Serialize)]
+struct SlowestFastest {
+    slowest_seconds: String,
+    slowest_library: &'static str,
+    fastest_strategy: String,
+    fastest_library: &'static str,
+    fastest_seconds: String,
+    fastest_vs_slowest: Option<String>,
+    all_verified: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Fastest {
+    database: &'static str,
+    strategy: String,
+    library: &'static str,
+    rows_per_second: String,
+}
+
+/// One strategy, library and size on one database: rows/s and seconds by round, and the
+/// first failure of any round (such a cell is shown, not compared).
+#[derive(Debug, Default)]
+struct Measured {
+    rates: Rounds,
+    seconds: Rounds,
+    failure: Option<Failure>,
+}
+
+impl Measured {
+    fn of<'a>(cells: impl Iterator<Item = &'a BulkCell>) -> Self {
+        let mut measured = Self::default();
+        for cell in cells {
+            measured.rates.insert(cell.round, cell.rows_per_second);
+            measured.seconds.insert(cell.round, cell.seconds);
+            if !cell.verified && measured.failure.is_none() {
+                measured.failure = Some(Failure { what: cell.failure.clone() });
+            }
+        }
+        measured
+    }
+
+    /// Measured and correct: what may be compared.
+    fn comparable(&self) -> bool {
+        self.failure.is_none() && !self.rates.is_empty()
+    }
+}
 
 /// A short label of `strategy`, for charts.
 fn strategy_short(strategy: Strategy) -> &'static str {
@@ -21,196 +125,177 @@ fn strategy_short(strategy: Strategy) -> &'static str {
     }
 }
 
-/// The bulk cells of one database, strategy, library and size: rows/s by round, and the
-/// first failure of any round (such a cell is shown, not compared).
-fn bulk_rounds<'a>(cells: impl Iterator<Item = &'a BulkCell>) -> (Rounds, Rounds, Option<String>) {
-    let (mut rates, mut seconds, mut failure) = (Rounds::new(), Rounds::new(), None);
-    for cell in cells {
-        rates.insert(cell.round, cell.rows_per_second);
-        seconds.insert(cell.round, cell.seconds);
-        if !cell.verified && failure.is_none() {
-            failure = cell.failure.clone().or(Some("not verified".into()));
-        }
-    }
-    (rates, seconds, failure)
+fn spaced(strategy: Strategy) -> String {
+    strategy.name().replace('_', " ")
 }
 
-pub(super) fn bulk_section(
+/// The section's context.
+pub(super) fn context(results: &DbBenchResults) -> Bulk {
+    let largest = results.settings.bulk_rows.iter().copied().max().unwrap_or(0);
+    let mut fastest = Vec::new();
+    let databases = databases_of(results.bulk.iter().map(|c| &c.database))
+        .into_iter()
+        .map(|database| {
+            let (section, best) = database_context(results, database, largest);
+            fastest.extend(best);
+            section
+        })
+        .collect();
+    Bulk { largest: rate(largest as f64), databases, fastest }
+}
+
+fn database_context(
     results: &DbBenchResults,
-    findings: &mut Vec<String>,
-) -> (Vec<Table>, Vec<charts::BarChart>) {
-    let (mut tables, mut chart_list) = (Vec::new(), Vec::new());
-    let sizes = results.settings.bulk_rows.clone();
-    let largest = sizes.iter().copied().max().unwrap_or(0);
-    let mut fastest_per_database = Vec::new();
-    for database in databases_of(results.bulk.iter().map(|c| &c.database)) {
-        let cells: Vec<&BulkCell> =
-            results.bulk.iter().filter(|c| c.database == database).collect();
-        let of = |strategy: Strategy, library: Library, rows: usize| {
-            bulk_rounds(
-                cells
-                    .iter()
-                    .copied()
-                    .filter(|c| c.strategy == strategy && c.library == library && c.rows == rows),
-            )
-        };
-        let strategies = database.strategies();
-        let mut header = vec!["strategy".to_owned(), "library".to_owned(), "how".to_owned()];
-        header.extend(sizes.iter().map(|n| format!("{} rows: rows/s (s)", rate(*n as f64))));
-        header.push("statements at the largest".into());
-        let mut rows = Vec::new();
-        for &strategy in &strategies {
-            for library in Library::ALL {
-                let mut row = vec![
-                    Cell::text(strategy.name().replace('_', " ")),
-                    Cell::text(library.name()),
-                    Cell::text(strategy.how(library, database)),
-                ];
-                for &n in &sizes {
-                    let (rates, seconds, failure) = of(strategy, library, n);
+    database: Database,
+    largest: usize,
+) -> (BulkDatabase, Option<Fastest>) {
+    let cells: Vec<&BulkCell> = results.bulk.iter().filter(|c| c.database == database).collect();
+    let of = |strategy: Strategy, library: Library, rows: usize| {
+        Measured::of(
+            cells
+                .iter()
+                .copied()
+                .filter(|c| c.strategy == strategy && c.library == library && c.rows == rows),
+        )
+    };
+    let sizes = &results.settings.bulk_rows;
+    let strategies = database.strategies();
+    let mut rows = Vec::new();
+    for &strategy in &strategies {
+        for library in Library::ALL {
+            let cells = sizes
+                .iter()
+                .map(|&n| {
+                    let measured = of(strategy, library, n);
+                    if measured.failure.is_none() && measured.rates.is_empty() {
+                        return None;
+                    }
                     // The faster library at this strategy and size, round by round.
-                    let group = Group::paired(
-                        &Library::ALL
+                    let libraries = Keyed::paired(
+                        Library::ALL
                             .iter()
-                            .filter_map(|l| {
-                                let (r, _, f) = of(strategy, *l, n);
-                                (f.is_none() && !r.is_empty()).then(|| (l.name().to_owned(), r))
-                            })
-                            .collect::<Vec<_>>(),
+                            .map(|&l| (l, of(strategy, l, n)))
+                            .filter(|(_, m)| m.comparable())
+                            .map(|(l, m)| (l, l.name().to_owned(), m.rates))
+                            .collect(),
                     );
-                    let ranking = group.ranking();
-                    let best = ranking.best
-                        && ranking.order.first().map(|&i| group.names()[i].as_str())
-                            == Some(library.name());
-                    row.push(match failure {
-                        Some(failure) => Cell::number(failure).with_class("bad"),
-                        None if rates.is_empty() => Cell::number("–"),
-                        None => Cell::number(format!(
+                    Some(SizeCell {
+                        text: format!(
                             "{} ({:.2})",
-                            rate(median(&rates).unwrap_or(0.0)),
-                            median(&seconds).unwrap_or(0.0)
-                        ))
-                        .with_class(if best { "best" } else { "" }),
-                    });
-                }
-                row.push(Cell::number(count(strategy.statements(largest, database))));
-                rows.push(row);
-            }
-        }
-        // The slowest way and the fastest, at the largest size, each with its better library.
-        let at_largest = |strategy: Strategy| {
-            Library::ALL
-                .iter()
-                .filter_map(|l| {
-                    let (rates, seconds, failure) = of(strategy, *l, largest);
-                    (failure.is_none() && !rates.is_empty())
-                        .then_some((strategy, *l, rates, seconds))
-                })
-                .max_by(|a, b| median(&a.2).unwrap_or(0.0).total_cmp(&median(&b.2).unwrap_or(0.0)))
-        };
-        if let (Some(slowest), Some(fastest)) = (
-            at_largest(Strategy::RowAutocommit),
-            strategies
-                .iter()
-                .filter_map(|s| at_largest(*s))
-                .max_by(|a, b| median(&a.2).unwrap_or(0.0).total_cmp(&median(&b.2).unwrap_or(0.0))),
-        ) {
-            let comparison = family(
-                &[LogRatio::unpaired(
-                    &slowest.2.values().copied().collect::<Vec<_>>(),
-                    &fastest.2.values().copied().collect::<Vec<_>>(),
-                )],
-                FALSE_DISCOVERY_RATE,
-            )[0];
-            findings.push(format!(
-                "{}: bulk insert of {} rows row by row in autocommit took {:.2} s at best ({}); {} with {} took {:.2} s — rows/s {} (medians over the rounds). Every table read back equal to what was sent{}.",
-                database.label(),
-                rate(largest as f64),
-                median(&slowest.3).unwrap_or(0.0),
-                slowest.1.name(),
-                fastest.0.name().replace('_', " "),
-                fastest.1.name(),
-                median(&fastest.3).unwrap_or(0.0),
-                comparison.map_or("–".into(), |c| c.text()),
-                if cells.iter().all(|c| c.verified) { "" } else { " — except the cells marked in red" }
-            ));
-            fastest_per_database.push((database, fastest.0, fastest.1, fastest.2.clone()));
-        }
-        // Strategies not here, grouped by reason.
-        let mut unsupported: Vec<(String, &str)> = Vec::new();
-        for strategy in Strategy::ALL {
-            if let Err(why) = database.supports(strategy) {
-                match unsupported.iter_mut().find(|(_, reason)| *reason == why) {
-                    Some((names, _)) => *names = format!("{names}, {}", strategy.name()),
-                    None => unsupported.push((strategy.name().to_owned(), why)),
-                }
-            }
-        }
-        let unsupported: Vec<String> =
-            unsupported.into_iter().map(|(names, why)| format!("{names}: {why}")).collect();
-        tables.push(Table {
-            title: format!("{}: rows per second by strategy", database.label()),
-            note: format!(
-                "Into an empty table with a primary key, on one connection; the time includes the commit. Strategies after the first two run in one transaction. Medians over the rounds; in bold the library faster than the other at that strategy and size, compared round by round (none where the data cannot tell).{}",
-                if unsupported.is_empty() {
-                    String::new()
-                } else {
-                    format!(" Not here — {}.", unsupported.join("; "))
-                }
-            ),
-            header,
-            rows,
-        });
-        let groups: Vec<String> =
-            strategies.iter().map(|s| strategy_short(*s).to_owned()).collect();
-        let values: Vec<BarValue> = strategies
-            .iter()
-            .enumerate()
-            .flat_map(|(group, &strategy)| {
-                Library::ALL.iter().enumerate().filter_map(move |(slot, &library)| {
-                    let (rates, _, failure) = of(strategy, library, largest);
-                    let summary = Summary::of(&rates.values().copied().collect::<Vec<_>>())?;
-                    failure.is_none().then_some(())?;
-                    Some(BarValue {
-                        group,
-                        slot,
-                        value: summary.median,
-                        range: (summary.n > 1).then_some((summary.min, summary.max)),
-                        colour: library_colour(library),
-                        title: format!(
-                            "{} {}: {} rows/s",
-                            library.name(),
-                            strategy.name(),
-                            rate_range(&rates)
+                            rate(median(&measured.rates).unwrap_or(0.0)),
+                            median(&measured.seconds).unwrap_or(0.0)
                         ),
+                        best: libraries.best() == Some(library),
+                        failure: measured.failure,
                     })
                 })
-            })
-            .collect();
-        chart_list.push(charts::bar_chart(
-            &groups,
-            2,
-            &values,
-            &[],
-            &format!("{} rows/s, {} rows", database.label(), rate(largest as f64)),
-        ));
+                .collect();
+            rows.push(StrategyRow {
+                strategy: spaced(strategy),
+                library: library.name(),
+                how: strategy.how(library, database),
+                cells,
+                statements_at_largest: count(strategy.statements(largest, database)),
+            });
+        }
     }
-    if !fastest_per_database.is_empty() {
-        findings.push(format!(
-            "Every strategy binds its values — arrays, a JSON document or the COPY stream, never SQL text (PostgreSQL's statement log and MariaDB's general log prove it: the tests no_row_value_ever_appears_in_the_sql_text, no_row_value_appears_in_a_statement_text_mariadb_receives; SQLite runs the same code as MariaDB). Highest median at {} rows: {}.",
-            rate(largest as f64),
-            fastest_per_database
-                .iter()
-                .map(|(database, strategy, library, rates)| format!(
-                    "{} {} with {} ({} rows/s)",
-                    database.label(),
-                    strategy.name().replace('_', " "),
+    // The slowest way and the fastest, at the largest size, each with its better library.
+    let at_largest = |strategy: Strategy| {
+        Library::ALL
+            .iter()
+            .map(|&l| (strategy, l, of(strategy, l, largest)))
+            .filter(|(_, _, m)| m.comparable())
+            .max_by(|a, b| rate_order(&a.2, &b.2))
+    };
+    let slowest_fastest = at_largest(Strategy::RowAutocommit).zip(
+        strategies.iter().filter_map(|s| at_largest(*s)).max_by(|a, b| rate_order(&a.2, &b.2)),
+    );
+    let (finding, fastest) = match slowest_fastest {
+        Some(((_, slow_library, slowest), (strategy, library, fastest))) => {
+            let judged = judge_one(Samples::Unpaired {
+                a: &values(&slowest.rates),
+                b: &values(&fastest.rates),
+            });
+            let finding = SlowestFastest {
+                slowest_seconds: format!("{:.2}", median(&slowest.seconds).unwrap_or(0.0)),
+                slowest_library: slow_library.name(),
+                fastest_strategy: spaced(strategy),
+                fastest_library: library.name(),
+                fastest_seconds: format!("{:.2}", median(&fastest.seconds).unwrap_or(0.0)),
+                fastest_vs_slowest: comparison(judged),
+                all_verified: cells.iter().all(|c| c.verified),
+            };
+            let best = Fastest {
+                database: database.label(),
+                strategy: spaced(strategy),
+                library: library.name(),
+                rows_per_second: rate(median(&fastest.rates).unwrap_or(0.0)),
+            };
+            (Some(finding), Some(best))
+        }
+        None => (None, None),
+    };
+    let section = BulkDatabase {
+        database: database.label(),
+        chart: chart(database, &strategies, largest, of),
+        sizes: sizes.iter().map(|n| rate(*n as f64)).collect(),
+        rows,
+        unsupported: unsupported(database),
+        finding,
+    };
+    (section, fastest)
+}
+
+/// Which of two measurements has the higher median rows/s.
+fn rate_order(a: &Measured, b: &Measured) -> std::cmp::Ordering {
+    median(&a.rates).unwrap_or(0.0).total_cmp(&median(&b.rates).unwrap_or(0.0))
+}
+
+/// The strategies `database` does not have, grouped by why.
+fn unsupported(database: Database) -> Vec<Unsupported> {
+    let mut found: Vec<Unsupported> = Vec::new();
+    for strategy in Strategy::ALL {
+        if let Err(why) = database.supports(strategy) {
+            match found.iter_mut().find(|u| u.why == why) {
+                Some(u) => u.strategies = format!("{}, {}", u.strategies, strategy.name()),
+                None => found.push(Unsupported { strategies: strategy.name().to_owned(), why }),
+            }
+        }
+    }
+    found
+}
+
+/// Rows/s of every strategy at the largest size: strategies as groups, libraries as bars.
+fn chart(
+    database: Database,
+    strategies: &[Strategy],
+    largest: usize,
+    of: impl Fn(Strategy, Library, usize) -> Measured,
+) -> BarChart {
+    let groups: Vec<String> = strategies.iter().map(|s| strategy_short(*s).to_owned()).collect();
+    let mut bars = Vec::new();
+    for (group, &strategy) in strategies.iter().enumerate() {
+        for (slot, &library) in Library::ALL.iter().enumerate() {
+            let measured = of(strategy, library, largest);
+            let Some(summary) = Summary::of(&values(&measured.rates)) else { continue };
+            if measured.failure.is_some() {
+                continue;
+            }
+            bars.push(BarValue {
+                group,
+                slot,
+                value: summary.median,
+                range: (summary.n > 1).then_some((summary.min, summary.max)),
+                colour: library_colour(library),
+                title: format!(
+                    "{} {}: {} rows/s",
                     library.name(),
-                    rate(median(rates).unwrap_or(0.0))
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+                    strategy.name(),
+                    rate_range(&measured.rates)
+                ),
+            });
+        }
     }
-    (tables, chart_list)
+    let title = format!("{} rows/s, {} rows", database.label(), rate(largest as f64));
+    charts::bar_chart(&groups, Library::ALL.len(), &bars, &[], &title)
 }

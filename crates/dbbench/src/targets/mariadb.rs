@@ -10,7 +10,7 @@ use bookstore_fixture::mariadb::MariaDbServer;
 use diesel::r2d2::ConnectionManager;
 use sqlx::Connection;
 
-use super::Database;
+use crate::dimensions::Database;
 use crate::measure;
 use crate::results::DatabaseInfo;
 

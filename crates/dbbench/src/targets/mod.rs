@@ -7,103 +7,20 @@
 //! module with that module's types and SQL; what differs (connections, schema, COPY,
 //! arrays, JSON documents, how a writing transaction begins) is in the module.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::batch::BatchPools;
-use crate::bulk::{ITEM_COLUMNS, Library, Strategy};
 use crate::data::Item;
+use crate::dimensions::{Database, Library, Strategy};
 use crate::results::DatabaseInfo;
 
+pub mod open;
 pub mod postgres;
 
 #[cfg(feature = "mariadb")]
 pub mod mariadb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
-
-/// A database the bulk strategies and the batch job run on.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Database {
-    /// PostgreSQL (always).
-    Postgres,
-    /// MariaDB, a throwaway server (feature `mariadb`).
-    Mariadb,
-    /// SQLite, a file in a temporary directory (feature `sqlite`).
-    Sqlite,
-}
-
-impl Database {
-    /// All three, in the order they run.
-    pub const ALL: [Database; 3] = [Database::Postgres, Database::Mariadb, Database::Sqlite];
-
-    /// Its name in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Database::Postgres => "postgres",
-            Database::Mariadb => "mariadb",
-            Database::Sqlite => "sqlite",
-        }
-    }
-
-    /// Its name on the page.
-    pub fn label(self) -> &'static str {
-        match self {
-            Database::Postgres => "PostgreSQL",
-            Database::Mariadb => "MariaDB",
-            Database::Sqlite => "SQLite",
-        }
-    }
-
-    /// The most bind parameters one statement may have: PostgreSQL's and MariaDB's
-    /// protocols count them in 16 bits; SQLite's default `SQLITE_MAX_VARIABLE_NUMBER` (the
-    /// bundled build keeps it).
-    pub fn max_bind_params(self) -> usize {
-        match self {
-            Database::Postgres | Database::Mariadb => 65_535,
-            Database::Sqlite => 32_766,
-        }
-    }
-
-    /// Rows per multi-row `VALUES` statement of `items`: as many as fit under
-    /// [`Database::max_bind_params`].
-    pub fn rows_per_statement(self) -> usize {
-        self.max_bind_params() / ITEM_COLUMNS
-    }
-
-    /// Whether `strategy` exists here; if not, why.
-    pub fn supports(self, strategy: Strategy) -> Result<(), &'static str> {
-        match (self, strategy) {
-            (_, Strategy::RowAutocommit | Strategy::RowTransaction | Strategy::MultiValues) => {
-                Ok(())
-            }
-            (Database::Postgres, Strategy::Unnest | Strategy::CopyText | Strategy::CopyBinary) => {
-                Ok(())
-            }
-            (Database::Mariadb | Database::Sqlite, Strategy::JsonRows) => Ok(()),
-            (Database::Postgres, Strategy::JsonRows) => {
-                Err("arrays do it without JSON here (unnest)")
-            }
-            (Database::Mariadb | Database::Sqlite, Strategy::Unnest) => {
-                Err("no array parameters (json_rows is the analog)")
-            }
-            (Database::Mariadb, Strategy::CopyText | Strategy::CopyBinary) => {
-                Err("no COPY; LOAD DATA LOCAL INFILE is supported by neither library")
-            }
-            (Database::Sqlite, Strategy::CopyText | Strategy::CopyBinary) => Err("no COPY"),
-        }
-    }
-
-    /// The strategies it supports, slowest first.
-    pub fn strategies(self) -> Vec<Strategy> {
-        Strategy::ALL.into_iter().filter(|s| self.supports(*s).is_ok()).collect()
-    }
-}
 
 /// A database with the benchmark's tables, ready for the bulk strategies and the batch job.
 pub trait Target {
@@ -125,34 +42,6 @@ pub trait Target {
     fn read_items(&self) -> anyhow::Result<Vec<Item>>;
     /// Pools of `size` connections for each library, for the batch job.
     fn batch_pools(&self, size: u32) -> anyhow::Result<Box<dyn BatchPools>>;
-}
-
-/// The optional database `database` opened for a run, or why it is skipped (its feature not
-/// built, its server not installed, it failed to start).
-pub fn open_optional(
-    database: Database,
-    runtime: &Arc<tokio::runtime::Runtime>,
-) -> Result<Box<dyn Target>, String> {
-    let _ = runtime;
-    match database {
-        Database::Postgres => Err("PostgreSQL is opened by the run".into()),
-        #[cfg(feature = "mariadb")]
-        Database::Mariadb => mariadb::Mariadb::start(Arc::clone(runtime))
-            .map(|target| Box::new(target) as Box<dyn Target>)
-            .map_err(|e| format!("MariaDB: {e:#}")),
-        #[cfg(not(feature = "mariadb"))]
-        Database::Mariadb => Err(
-            "MariaDB: not built in (cargo feature `bookstore-dbbench/mariadb`, which needs libmariadb-dev; scripts/dbbench.sh turns it on when MariaDB is installed)".into(),
-        ),
-        #[cfg(feature = "sqlite")]
-        Database::Sqlite => sqlite::Sqlite::create(Arc::clone(runtime))
-            .map(|target| Box::new(target) as Box<dyn Target>)
-            .map_err(|e| format!("SQLite: {e:#}")),
-        #[cfg(not(feature = "sqlite"))]
-        Database::Sqlite => Err(
-            "SQLite: not built in (cargo feature `bookstore-dbbench/sqlite`; scripts/dbbench.sh turns it on)".into(),
-        ),
-    }
 }
 
 /// An error of diesel's for something a function was not meant to be asked.
@@ -201,10 +90,10 @@ macro_rules! sql_target {
         /// parameter limit.
         pub async fn insert_common_sqlx<'a>(
             conn: &mut SqlxConnection,
-            strategy: $crate::bulk::Strategy,
+            strategy: $crate::dimensions::Strategy,
             rows: &'a [$crate::data::Item],
         ) -> Result<(), sqlx::Error> {
-            use $crate::bulk::Strategy;
+            use $crate::dimensions::Strategy;
             use sqlx::Connection as _;
             let one = |item: &'a $crate::data::Item| {
                 sqlx::query(INSERT_ONE)
@@ -247,10 +136,10 @@ macro_rules! sql_target {
         /// [`insert_common_sqlx`], with diesel.
         pub fn insert_common_diesel(
             conn: &mut DieselConnection,
-            strategy: $crate::bulk::Strategy,
+            strategy: $crate::dimensions::Strategy,
             rows: &[$crate::data::Item],
         ) -> diesel::QueryResult<()> {
-            use $crate::bulk::Strategy;
+            use $crate::dimensions::Strategy;
             use $crate::schema::items;
             use diesel::Connection as _;
             use diesel::RunQueryDsl as _;
@@ -407,7 +296,7 @@ macro_rules! sql_target {
         }
 
         impl $crate::targets::Target for $target {
-            fn database(&self) -> $crate::targets::Database {
+            fn database(&self) -> $crate::dimensions::Database {
                 DATABASE
             }
 
@@ -427,13 +316,13 @@ macro_rules! sql_target {
 
             fn insert_items(
                 &self,
-                library: $crate::bulk::Library,
-                strategy: $crate::bulk::Strategy,
+                library: $crate::dimensions::Library,
+                strategy: $crate::dimensions::Strategy,
                 rows: &[$crate::data::Item],
             ) -> anyhow::Result<(std::time::Duration, Result<(), String>)> {
                 use std::time::Instant;
                 match library {
-                    $crate::bulk::Library::Sqlx => self.runtime.block_on(async {
+                    $crate::dimensions::Library::Sqlx => self.runtime.block_on(async {
                         use sqlx::Connection as _;
                         let mut conn = self.sqlx_connect().await?;
                         let started = Instant::now();
@@ -443,7 +332,7 @@ macro_rules! sql_target {
                         conn.close().await?;
                         anyhow::Ok((elapsed, outcome))
                     }),
-                    $crate::bulk::Library::Diesel => {
+                    $crate::dimensions::Library::Diesel => {
                         let mut conn = self.diesel_connect()?;
                         let started = Instant::now();
                         let outcome =
@@ -490,11 +379,11 @@ macro_rules! json_rows_target {
         /// Inserts `rows` with sqlx by `strategy`.
         pub async fn insert_sqlx(
             conn: &mut SqlxConnection,
-            strategy: $crate::bulk::Strategy,
+            strategy: $crate::dimensions::Strategy,
             rows: &[$crate::data::Item],
         ) -> Result<(), sqlx::Error> {
             match strategy {
-                $crate::bulk::Strategy::JsonRows => {
+                $crate::dimensions::Strategy::JsonRows => {
                     let json = $crate::targets::json_rows(rows);
                     sqlx::query(INSERT_JSON_ROWS).bind(json).execute(&mut *conn).await?;
                     Ok(())
@@ -506,12 +395,12 @@ macro_rules! json_rows_target {
         /// Inserts `rows` with diesel by `strategy`.
         pub fn insert_diesel(
             conn: &mut DieselConnection,
-            strategy: $crate::bulk::Strategy,
+            strategy: $crate::dimensions::Strategy,
             rows: &[$crate::data::Item],
         ) -> diesel::QueryResult<()> {
             use diesel::RunQueryDsl as _;
             match strategy {
-                $crate::bulk::Strategy::JsonRows => {
+                $crate::dimensions::Strategy::JsonRows => {
                     diesel::sql_query(INSERT_JSON_ROWS)
                         .bind::<diesel::sql_types::Text, _>($crate::targets::json_rows(rows))
                         .execute(conn)?;

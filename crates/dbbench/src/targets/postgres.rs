@@ -9,11 +9,11 @@ use sqlx::Connection;
 
 use bookstore_store_diesel::CachedSql;
 
-use super::Database;
 use crate::batch::SourceByName;
-use crate::bulk::{Strategy, copy_pieces, copy_text_row};
+use crate::bulk::{copy_pieces, copy_text_row};
 pub use crate::crud::Pools;
 use crate::data::Item;
+use crate::dimensions::{Database, Strategy};
 use crate::results::DatabaseInfo;
 use crate::schema::items;
 

@@ -16,7 +16,7 @@ use diesel::r2d2::{ConnectionManager, CustomizeConnection};
 use sqlx::Connection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
-use super::Database;
+use crate::dimensions::Database;
 use crate::measure;
 use crate::results::DatabaseInfo;
 

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bookstore_dbbench::bulk::{Library, Strategy};
 use bookstore_dbbench::crud::{self, Op, Pools, Population, Timing};
+use bookstore_dbbench::dimensions::{Database, Library, Strategy};
 use bookstore_dbbench::measure::Access;
+use bookstore_dbbench::settings::Settings;
 use bookstore_dbbench::targets::postgres::{self, Postgres};
-use bookstore_dbbench::targets::{self, Database, Target};
+use bookstore_dbbench::targets::{self, Target};
 use bookstore_dbbench::{batch, data, run, schema};
 use bookstore_fixture::{ClusterOptions, DbServer, PgCluster};
 use bookstore_report::RunInfo;
@@ -310,7 +311,7 @@ fn every_crud_operation_runs_without_errors_in_every_style() {
 fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     let dir = std::env::temp_dir().join(format!("dbbench-run-{}", std::process::id()));
     let output = dir.join("run.json");
-    let mut settings = run::settings(true);
+    let mut settings = Settings::from_flags(&["--quick"]).unwrap();
     settings.pool_sizes = vec![2];
     settings.crud_workers = vec![1];
     settings.crud_warmup_seconds = 0.0;
@@ -355,7 +356,7 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
     assert_eq!(results.databases.len(), databases);
     // The progress bar's total is the number of cells measured.
     let settings = &results.settings;
-    let postgres = bookstore_dbbench::targets::Database::Postgres;
+    let postgres = Database::Postgres;
     let planned = [run::Section::Crud, run::Section::Tasks]
         .map(|section| run::planned_cells(section, settings, postgres))
         .iter()

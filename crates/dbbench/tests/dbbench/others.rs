@@ -55,9 +55,8 @@ fn diesel_inserts<C: diesel::Connection>(conn: &mut C, work: impl FnOnce(&mut C)
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
-    use bookstore_dbbench::bulk::Strategy;
     use bookstore_dbbench::data;
-    use bookstore_dbbench::targets::Database;
+    use bookstore_dbbench::dimensions::{Database, Strategy};
     use bookstore_dbbench::targets::sqlite::{self, Sqlite};
 
     #[test]
@@ -112,9 +111,8 @@ mod sqlite {
 #[cfg(feature = "mariadb")]
 mod mariadb {
     use super::*;
-    use bookstore_dbbench::bulk::{Library, Strategy};
+    use bookstore_dbbench::dimensions::{Database, Library, Strategy};
     use bookstore_dbbench::measure::Access;
-    use bookstore_dbbench::targets::Database;
     use bookstore_dbbench::targets::mariadb::{self, Mariadb};
     use bookstore_dbbench::{batch, data};
 

@@ -1,0 +1,152 @@
+//! The exports (Markdown, CSV) say what the page says, and the documents' generated tables
+//! are the exports of the kept results.
+
+use super::*;
+
+/// The markdown table row of `scenario`, split into its cells (the scenario first).
+fn markdown_row(markdown: &str, table_title: &str, scenario: &str) -> Vec<String> {
+    let table = &markdown[markdown.find(table_title).unwrap_or_else(|| panic!("{markdown}"))..];
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{scenario}` |")))
+        .unwrap_or_else(|| panic!("no {scenario} row: {table}"));
+    line.trim_matches('|').split(" | ").map(|c| c.trim().to_owned()).collect()
+}
+
+#[test]
+fn the_markdown_export_says_what_the_page_says() {
+    let mut run = fixture();
+    scale(&mut run, "actix-simd-sqlx", "bookById", 3.0);
+    let markdown = bookstore_pages::export::markdown(std::slice::from_ref(&run));
+    let header = markdown.lines().find(|l| l.starts_with("| scenario |")).unwrap();
+    let stacks: Vec<&str> = header.trim_matches('|').split(" | ").skip(1).map(str::trim).collect();
+    let row = markdown_row(&markdown, "Rate at saturation, c = 8", "bookById");
+    let simd = stacks.iter().position(|s| *s == "actix-simd-sqlx").unwrap() + 1;
+    assert!(row[simd].starts_with("**") && row[simd].ends_with("** best"), "{row:?}");
+    for (i, cell) in row.iter().enumerate().skip(1).filter(|(i, _)| *i != simd) {
+        assert!(cell.starts_with("0.") && cell.contains("× [0."), "{}: {cell}", stacks[i - 1]);
+    }
+    // One table per concurrency and per equal-load rate, every scenario in each.
+    for title in ["Rate at saturation, c = 8", "Rate at saturation, c = 16", "p99 at equal load"] {
+        for scenario in ["health", "bookById", "checkoutCreate"] {
+            assert_eq!(markdown_row(&markdown, title, scenario).len(), stacks.len() + 1);
+        }
+    }
+}
+
+#[test]
+fn the_csv_export_has_one_row_per_cell_with_units_in_the_columns() {
+    let run = fixture();
+    let rows = bookstore_pages::export::rows(std::slice::from_ref(&run));
+    let csv = bookstore_pages::export::csv(&rows).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for column in [
+        "scenario",
+        "stack",
+        "concurrency",
+        "rate_rps_median",
+        "p99_us_median",
+        "vs_first_low",
+        "standing",
+    ] {
+        assert!(header.contains(&column), "{header:?}");
+    }
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    // No field of the fixture holds a comma, so a plain split reads it.
+    let body: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(body.iter().all(|r| r.len() == header.len()));
+    let saturation = body.iter().filter(|r| r[column("load")] == "saturation").count();
+    let scenarios = run.settings.scenarios.len();
+    assert_eq!(saturation, run.stacks.len() * scenarios * run.settings.concurrency.len());
+    let equal_load = body.iter().filter(|r| r[column("load")] == "equal_load").count();
+    assert_eq!(equal_load, run.stacks.len() * scenarios * run.settings.rates.len());
+    // A rate is the median of the rounds' goodput, as on the page.
+    let line = body
+        .iter()
+        .find(|r| {
+            r[column("scenario")] == "health"
+                && r[column("stack")] == "axum-serde-sqlx"
+                && r[column("concurrency")] == "8"
+        })
+        .unwrap();
+    let mut rates: Vec<f64> = run
+        .stacks
+        .iter()
+        .find(|s| s.name == "axum-serde-sqlx")
+        .unwrap()
+        .cells
+        .iter()
+        .filter(|c| c.scenario == "health" && c.concurrency == 8)
+        .map(|c| c.goodput_rps)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let median: f64 = line[column("rate_rps_median")].parse().unwrap();
+    assert!((median - rates[rates.len() / 2]).abs() < 1e-6, "{median} vs {rates:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&bookstore_pages::export::json(&rows).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), body.len());
+}
+
+/// The results tables of `docs/findings.md` are `loadgen report --format md` of the kept
+/// results they name, unedited.
+#[test]
+fn the_findings_results_tables_are_the_export_of_the_kept_results() {
+    let (files, block) =
+        generated_block(FINDINGS, "<!-- generated: loadgen report --format md ", "");
+    let runs: Vec<RunResults> =
+        files.iter().map(|f| RunResults::read(&workspace().join(f)).unwrap()).collect();
+    let expected = bookstore_pages::export::markdown(&runs);
+    assert!(
+        block == expected,
+        "{FINDINGS}'s results tables differ from `loadgen report --format md {}`: regenerate them",
+        files.join(" ")
+    );
+}
+
+fn workspace() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// The document holding the kept default run's verdicts as tables.
+const FINDINGS: &str = "docs/findings.md";
+
+/// The document holding the reliability table of the kept faults and soak runs.
+const RELIABILITY: &str = "docs/reliability.md";
+
+/// The block of `document` generated by a command starting `open` (the comment's start)
+/// and ending `close` before its ` -->`: the files the command names, and the block's text.
+fn generated_block(document: &str, open: &str, close: &str) -> (Vec<String>, String) {
+    let text = std::fs::read_to_string(workspace().join(document)).unwrap();
+    let start = text.find(open).unwrap_or_else(|| panic!("no {open:?} block in {document}"));
+    let marker_end = format!("{close} -->\n");
+    let command_end = start + text[start..].find(&marker_end).unwrap();
+    let files =
+        text[start + open.len()..command_end].split_whitespace().map(str::to_owned).collect();
+    let body_start = command_end + marker_end.len();
+    let end = body_start + text[body_start..].find("<!-- /generated -->").unwrap();
+    (files, text[body_start..end].to_owned())
+}
+
+#[test]
+fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
+    let (files, block) =
+        generated_block(RELIABILITY, "<!-- generated: loadgen faults --from ", " --format md");
+    let documents: Vec<FaultsResults> =
+        files.iter().map(|f| FaultsResults::read(&workspace().join(f)).unwrap()).collect();
+    assert!(
+        block == bookstore_pages::reliability::markdown(&documents),
+        "{RELIABILITY}'s reliability table differs from `loadgen faults --from {} --format md`: regenerate it",
+        files.join(" ")
+    );
+    // Every stack ran the three faults and the soak.
+    for stack in bookstore_app::stacks::ALL {
+        let row = block.lines().find(|l| l.starts_with(&format!("| {} |", stack.identity.service)));
+        let row = row.unwrap_or_else(|| panic!("no row for {}", stack.identity.service));
+        assert!(row.contains("of 3 |") && !row.ends_with("not run |"), "{row}");
+    }
+    let page = bookstore_pages::reliability::render(&documents).unwrap();
+    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+        eprintln!("skipped: no Chromium (scripts/test.sh said so)");
+    }
+}
