@@ -11,38 +11,16 @@
 //! so that every stack can carry it.
 
 use super::Rate;
-use crate::state::{Offer, Suite, rotated};
+use crate::state::{Offer, Suite};
 use bookstore_client::scenario::Scenario;
 use bookstore_record::metric::Metric;
 use bookstore_record::results::StackStatus;
 
 impl Suite<'_> {
-    /// The fixed-load rounds of `scenario`, one block per rate.
-    pub(crate) fn equal_load(
-        &mut self,
-        scenario: Scenario,
-        turn: &mut usize,
-    ) -> anyhow::Result<()> {
-        // The cap on the open loop's connections: as many as the closed loop ever held.
-        let Some(&cap) = self.options.concurrency.iter().max() else { return Ok(()) };
-        let stacks: Vec<usize> = (0..self.prepared.len()).collect();
-        for offer in self.offers(scenario) {
-            for round in 0..self.options.total_rounds() {
-                for prepared in rotated(&stacks, turn) {
-                    if self.stopped() {
-                        return Ok(());
-                    }
-                    self.stack_window(prepared, scenario, cap, round, None, Some(offer))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The rates `scenario` is offered: `--rates` as given, a share turned into requests per
     /// second by the slowest stack's goodput (a share with no stack to take it from is
     /// skipped, and said).
-    fn offers(&mut self, scenario: Scenario) -> Vec<Offer> {
+    pub(crate) fn offers(&mut self, scenario: Scenario) -> Vec<Offer> {
         let shares = self.options.equal_load_rates().iter().any(|r| matches!(r, Rate::Share(_)));
         let slowest = if shares { self.slowest_goodput(scenario) } else { None };
         let mut offers = Vec::new();

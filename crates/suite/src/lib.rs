@@ -23,6 +23,7 @@
 mod ceiling;
 mod equal_load;
 mod parties;
+mod plan;
 mod prepare;
 pub mod progress;
 mod rounds;

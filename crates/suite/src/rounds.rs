@@ -1,19 +1,15 @@
-//! The suite's orchestration: stacks prepared once, then blocks of rounds.
-//!
-//! A block is one scenario at one concurrency. Its parties (every stack that passed the
-//! contract check, and the scenario's ceiling) each measure one window per round; the order
-//! of the parties rotates by one from round to round (over the whole run), so each is
-//! measured first, in the middle and last equally often and the machine's drift falls on
-//! all of them alike. Windows of one round are what the report pairs.
+//! The suite's run: the database and the parties prepared once, then the blocks of
+//! windows, each planned (`plan`) before it runs and run one window at a time
+//! (`window`); the results file written as they come in.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::sampler::BackendSampler;
 use super::{SuiteOptions, shard};
+use crate::plan::{self, PlannedWindow};
 use crate::progress::Progress;
-use crate::state::{Suite, Window, rotated};
-use bookstore_client::scenario::Scenario;
+use crate::state::Suite;
 use bookstore_harness::database;
 use bookstore_harness::placement::{self, Tier};
 use bookstore_record::results::RunResults;
@@ -109,44 +105,39 @@ impl<'a> Suite<'a> {
         Ok(suite.results)
     }
 
-    /// The blocks: per scenario and concurrency, every party once per round, the order
-    /// rotating.
+    /// The blocks: per scenario, its closed-loop rounds (every party once per round, the
+    /// order rotating), then its fixed-load rounds, each block planned before it runs.
     fn measure(&mut self) -> anyhow::Result<()> {
         if self.options.shard.is_some() {
             return self.measure_on_schedule();
         }
         let mut turn = 0;
         for scenario in self.options.scenarios.clone() {
-            self.closed_rounds(scenario, &mut turn)?;
+            let windows = self.options.round_windows(scenario, self.prepared.len());
+            let rounds = self.options.total_rounds();
+            self.run_block(&plan::closed_block(scenario, &windows, rounds, &mut turn))?;
             if self.stopped() {
                 return Ok(());
             }
-            self.equal_load(scenario, &mut turn)?;
+            // The cap on the open loop's connections: as many as the closed loop ever held.
+            let Some(&cap) = self.options.concurrency.iter().max() else { continue };
+            for offer in self.offers(scenario) {
+                let stacks = self.prepared.len();
+                self.run_block(&plan::offered_block(
+                    scenario, stacks, cap, offer, rounds, &mut turn,
+                ))?;
+            }
         }
         Ok(())
     }
 
-    /// The closed-loop rounds of `scenario`: in each, every window of
-    /// [`SuiteOptions::round_windows`], in an order that rotates from round to round.
-    fn closed_rounds(&mut self, scenario: Scenario, turn: &mut usize) -> anyhow::Result<()> {
-        let windows = self.options.round_windows(scenario, self.prepared.len());
-        for round in 0..self.options.total_rounds() {
-            for window in rotated(&windows, turn) {
-                if self.stopped() {
-                    return Ok(());
-                }
-                match window {
-                    Window::HttpCeiling(concurrency) => {
-                        self.http_ceiling(scenario, concurrency, round)?
-                    }
-                    Window::DbCeiling { driver, clients, db_latency } => {
-                        self.db_ceiling(scenario, round, driver, clients, db_latency)?
-                    }
-                    Window::Stack(stack, concurrency) => {
-                        self.stack_window(stack, scenario, concurrency, round, None, None)?
-                    }
-                }
+    /// Runs `block`'s windows in order, until the run is stopped.
+    fn run_block(&mut self, block: &[PlannedWindow]) -> anyhow::Result<()> {
+        for window in block {
+            if self.stopped() {
+                return Ok(());
             }
+            self.run_window(window)?;
         }
         Ok(())
     }
@@ -166,36 +157,13 @@ impl<'a> Suite<'a> {
                 );
             }
         }
-        let stacks = self.options.stacks.len();
-        let mut turn = 0;
-        for scenario in self.options.scenarios.clone() {
-            for concurrency in self.options.concurrency.clone() {
-                for round in 0..self.options.total_rounds() {
-                    let mut order: Vec<usize> = (0..stacks).collect();
-                    order.rotate_left(turn as usize % stacks.max(1));
-                    for stack in order {
-                        if self.stopped() {
-                            return Ok(());
-                        }
-                        // Stacks that failed here keep their slots (other shards may measure them).
-                        let Some(prepared) = self.prepared.iter().position(|p| p.index == stack)
-                        else {
-                            continue;
-                        };
-                        let slot = shard::slot(turn, stack, stacks);
-                        self.stack_window(
-                            prepared,
-                            scenario,
-                            concurrency,
-                            round,
-                            Some(slot),
-                            None,
-                        )?;
-                    }
-                    turn += 1;
-                }
-            }
-        }
-        Ok(())
+        let schedule = plan::shard_schedule(
+            &self.options.scenarios,
+            &self.options.concurrency,
+            self.options.total_rounds(),
+            self.options.stacks.len(),
+            &self.prepared,
+        );
+        self.run_block(&schedule)
     }
 }

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use super::sampler::CpuSampler;
 use super::{RESPONDER, ceiling, shard};
-use crate::state::{DB_CEILING_DATABASE, DbClients, Offer, Suite, Target, UNJUSTIFIED_REFUSAL};
+use crate::plan::PlannedWindow;
+use crate::state::{
+    DB_CEILING_DATABASE, DbClients, Offer, Suite, Target, UNJUSTIFIED_REFUSAL, Window,
+};
 use bookstore_client::engine::{self, LiveCounter, LoadReport};
 use bookstore_client::scenario::{self, Scenario};
 use bookstore_harness::placement::Tier;
@@ -16,6 +19,20 @@ use bookstore_record::results::{Cell, LoadMode, OpenLoop, ShardPart, SqlStats};
 use bookstore_record::warnings::{self, Warning, WarningKind};
 
 impl Suite<'_> {
+    /// Runs one planned window: the party's window at its concurrency, in its round.
+    pub(crate) fn run_window(&mut self, window: &PlannedWindow) -> anyhow::Result<()> {
+        let PlannedWindow { scenario, round, party, offer, slot } = *window;
+        match party {
+            Window::HttpCeiling(concurrency) => self.http_ceiling(scenario, concurrency, round),
+            Window::DbCeiling { driver, clients, db_latency } => {
+                self.db_ceiling(scenario, round, driver, clients, db_latency)
+            }
+            Window::Stack(stack, concurrency) => {
+                self.stack_window(stack, scenario, concurrency, round, slot, offer)
+            }
+        }
+    }
+
     /// The responder's window beside the stacks' at `concurrency`.
     pub(crate) fn http_ceiling(
         &mut self,

@@ -1,0 +1,165 @@
+//! Plan, then run: the windows of a block, decided before any of them runs and in the order
+//! they run; [`crate::state::Suite::run_window`] runs one of them.
+//!
+//! A block is one scenario's closed-loop rounds, or its fixed-load rounds at one rate. The
+//! fixed-load block is planned after the closed-loop block it depends on, because its rate
+//! is a share of the slowest stack's goodput there; a shard's whole schedule is planned at
+//! once, its slots shared with the other shards.
+//!
+//! Within a block every window of a round runs once per round, the order rotating by one
+//! from round to round (the `turn` counts rotations over the whole run), so each party is
+//! measured first, in the middle and last equally often and the machine's drift falls on
+//! all of them alike.
+
+use bookstore_client::scenario::Scenario;
+
+use crate::state::{Offer, PreparedStack, Window, rotated};
+
+/// One window the suite will measure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PlannedWindow {
+    pub(crate) scenario: Scenario,
+    /// The round it belongs to: what the report pairs it by.
+    pub(crate) round: u32,
+    /// Who measures, at which concurrency.
+    pub(crate) party: Window,
+    /// The rate offered in an open loop; `None` for the closed loop.
+    pub(crate) offer: Option<Offer>,
+    /// A shard's slot of the schedule every shard shares (`--shard`).
+    pub(crate) slot: Option<u64>,
+}
+
+/// The closed-loop rounds of `scenario`: `windows` (one round's, see
+/// `SuiteOptions::round_windows`) once per round, rotating.
+pub(crate) fn closed_block(
+    scenario: Scenario,
+    windows: &[Window],
+    rounds: u32,
+    turn: &mut usize,
+) -> Vec<PlannedWindow> {
+    (0..rounds)
+        .flat_map(|round| {
+            rotated(windows, turn).into_iter().map(move |party| PlannedWindow {
+                scenario,
+                round,
+                party,
+                offer: None,
+                slot: None,
+            })
+        })
+        .collect()
+}
+
+/// The fixed-load rounds of `scenario` at `offer`: every prepared stack once per round at
+/// `cap` connections at most (as many as the closed loop ever held), rotating.
+pub(crate) fn offered_block(
+    scenario: Scenario,
+    stacks: usize,
+    cap: u32,
+    offer: Offer,
+    rounds: u32,
+    turn: &mut usize,
+) -> Vec<PlannedWindow> {
+    let windows: Vec<Window> = (0..stacks).map(|stack| Window::Stack(stack, cap)).collect();
+    let mut block = closed_block(scenario, &windows, rounds, turn);
+    for window in &mut block {
+        window.offer = Some(offer);
+    }
+    block
+}
+
+/// A shard's whole schedule: per scenario, concurrency and round, every stack of the run in
+/// its slot, the order rotating per round. A stack that failed here keeps its slots (the
+/// other shards may measure it) and has no window in them.
+pub(crate) fn shard_schedule(
+    scenarios: &[Scenario],
+    concurrency: &[u32],
+    rounds: u32,
+    stacks: usize,
+    prepared: &[PreparedStack],
+) -> Vec<PlannedWindow> {
+    let mut plan = Vec::new();
+    let mut turn: u64 = 0;
+    for &scenario in scenarios {
+        for &connections in concurrency {
+            for round in 0..rounds {
+                let mut order: Vec<usize> = (0..stacks).collect();
+                order.rotate_left(turn as usize % stacks.max(1));
+                for stack in order {
+                    let Some(index) = prepared.iter().position(|p| p.index == stack) else {
+                        continue;
+                    };
+                    plan.push(PlannedWindow {
+                        scenario,
+                        round,
+                        party: Window::Stack(index, connections),
+                        offer: None,
+                        slot: Some(crate::shard::slot(turn, stack, stacks)),
+                    });
+                }
+                turn += 1;
+            }
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prepared(index: usize) -> PreparedStack {
+        PreparedStack {
+            index,
+            database: String::new(),
+            addr: "127.0.0.1:1".parse().unwrap(),
+            relay_pid: None,
+        }
+    }
+
+    #[test]
+    fn every_window_runs_once_a_round_and_each_is_first_in_turn() {
+        let windows = [Window::Stack(0, 128), Window::Stack(1, 128), Window::HttpCeiling(128)];
+        let mut turn = 0;
+        let plan = closed_block(Scenario::Health, &windows, 3, &mut turn);
+        assert_eq!(plan.len(), 9);
+        assert_eq!(turn, 3, "one rotation per round");
+        for round in 0..3 {
+            let parties: Vec<Window> =
+                plan.iter().filter(|w| w.round == round).map(|w| w.party).collect();
+            assert_eq!(parties.len(), 3);
+            assert!(windows.iter().all(|w| parties.contains(w)), "round {round}: {parties:?}");
+            assert_eq!(parties[0], windows[round as usize], "each leads one round");
+        }
+        assert!(plan.iter().all(|w| w.offer.is_none() && w.slot.is_none()));
+    }
+
+    #[test]
+    fn the_rotation_goes_on_across_blocks() {
+        let windows = [Window::Stack(0, 128), Window::Stack(1, 128)];
+        let mut turn = 0;
+        let first = closed_block(Scenario::Health, &windows, 1, &mut turn);
+        let offer = Offer { rate_rps: 1000.0, fraction: Some(0.7) };
+        let second = offered_block(Scenario::Health, 2, 256, offer, 1, &mut turn);
+        assert_eq!(first[0].party, Window::Stack(0, 128));
+        assert_eq!(second[0].party, Window::Stack(1, 256), "the next block starts where it was");
+        assert!(second.iter().all(|w| w.offer == Some(offer)));
+    }
+
+    #[test]
+    fn a_shard_keeps_the_slots_of_a_stack_that_failed_here() {
+        // Stack 1 of 3 failed here: it has no window, and the others keep their slots.
+        let plan = shard_schedule(&[Scenario::Health], &[64], 2, 3, &[prepared(0), prepared(2)]);
+        assert_eq!(plan.len(), 4);
+        let slots: Vec<u64> = plan.iter().map(|w| w.slot.unwrap()).collect();
+        let full: Vec<u64> = (0..2u64)
+            .flat_map(|turn| [0, 2].map(|stack| crate::shard::slot(turn, stack, 3)))
+            .collect();
+        let mut sorted_full = full.clone();
+        sorted_full.sort();
+        let mut sorted = slots.clone();
+        sorted.sort();
+        assert_eq!(sorted, sorted_full);
+        assert!(plan.iter().all(|w| matches!(w.party, Window::Stack(0 | 1, 64))));
+    }
+}
