@@ -42,33 +42,14 @@ pub(crate) struct SuiteArgs {
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     pub(crate) scenarios: Vec<String>,
-    /// Connections per cell, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "128,256")]
-    pub(crate) concurrency: Vec<u32>,
-    /// The shortest warm-up before each window; it lasts until every connection has had an
-    /// answer (at most 5 s).
-    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
-    pub(crate) warmup: Duration,
-    /// The shortest measurement window; it lasts until it holds one answer per connection
-    /// (at most 4 × this).
-    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
-    pub(crate) duration: Duration,
-    /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
-    /// side by side, and are compared round by round (at least 2 for a verdict).
-    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub(crate) rounds: u32,
-    /// Run the rounds this many times over (rounds × repeat windows per cell).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub(crate) repeat: u32,
+    #[command(flatten)]
+    pub(crate) measurement: bookstore_record::results::Measurement,
     /// A short run: 3 rounds of 200 ms windows after 100 ms warm-ups (overrides --rounds,
     /// --warmup and --duration), without the fixed-load phase unless --rates asks for it.
     #[arg(long)]
     pub(crate) quick: bool,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
-    /// A request without an answer after this is an error.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    pub(crate) request_timeout: Duration,
     /// Fully validate one accepted response in this many per connection (0: never).
     #[arg(long, default_value_t = 1000)]
     pub(crate) validate_every: u64,
@@ -88,10 +69,6 @@ pub(crate) struct SuiteArgs {
     /// this suite's children then: PostgreSQL CPU is recorded as not measured.
     #[arg(long, default_value = "binaries", value_parser = parse_provider)]
     pub(crate) db_provider: bookstore_fixture::Provider,
-    /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
-    /// this machine's disk as much as the stacks).
-    #[arg(long)]
-    pub(crate) durable: bool,
     /// Skip the HTTP and database ceilings.
     #[arg(long)]
     pub(crate) no_ceilings: bool,
@@ -378,10 +355,6 @@ pub(crate) const HTTP_WINDOW: Duration = Duration::from_secs(3);
 /// The longest a `-n` run lasts without -z (the window keeps a histogram per second, so the
 /// cap also bounds the client's memory; -z lifts it).
 pub(crate) const HTTP_COUNTED_WINDOW_MAX: Duration = Duration::from_secs(60);
-
-/// Rounds per cell by default: what the run-time budget allows; what they can detect at the
-/// noise measured in a run is on its page (docs/method.md, "How verdicts are made").
-pub(crate) const DEFAULT_ROUNDS: u32 = 5;
 
 pub(crate) fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -62,17 +62,8 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
             .collect::<Result<_, _>>()
             .map_err(anyhow::Error::msg)?
     };
-    if args.concurrency.is_empty() || args.concurrency.contains(&0) {
-        anyhow::bail!("--concurrency needs one or more positive numbers");
-    }
-    let (warmup, duration, rounds) = if args.quick {
-        (Duration::from_millis(100), Duration::from_millis(200), 3)
-    } else {
-        (args.warmup, args.duration, args.rounds)
-    };
-    if duration.is_zero() {
-        anyhow::bail!("--duration must be longer than zero");
-    }
+    let measurement = if args.quick { args.measurement.quick() } else { args.measurement };
+    measurement.check().map_err(anyhow::Error::msg)?;
     let id = bookstore_report::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => {
@@ -89,16 +80,11 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         stacks,
         variants,
         scenarios,
-        concurrency: args.concurrency,
-        warmup,
-        duration,
-        rounds,
-        repeat: args.repeat,
+        measurement,
         pool_max: args.servers.pool_max,
         server_workers: args.servers.server_workers(),
         blocking_threads: args.servers.blocking_threads(),
         client_workers: args.servers.client_workers(),
-        request_timeout: args.request_timeout,
         validate_every: args.validate_every,
         bin_dir: args.servers.bin_dir,
         workspace: std::env::current_dir()?,
@@ -107,7 +93,6 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         db_provider: args.db_provider,
         running: targets.map(|t| t.into_iter().map(|(_, addr)| addr).collect()),
         shard,
-        durable: args.durable,
         ceilings: !args.no_ceilings,
         db_ceiling_at_concurrency: args.db_ceiling_at_concurrency,
         rates: bookstore_record::results::Rate::for_suite(

@@ -118,7 +118,7 @@ impl<'a> Dataset<'a> {
                     scenarios.push(scenario.clone());
                 }
             }
-            concurrency.extend(&run.settings.concurrency);
+            concurrency.extend(&run.settings.measurement.concurrency);
             let mut add = |target: Target, cell: &'a Cell| {
                 let key = (target, cell.scenario.clone(), block_concurrency(cell));
                 cells.entry(key).or_default().windows.push(((run_index, cell.round), cell));
@@ -290,7 +290,7 @@ impl<'a> Dataset<'a> {
 
     /// Total rounds per cell of the runs together.
     pub(crate) fn rounds(&self) -> u32 {
-        self.runs.iter().map(|r| r.settings.rounds.max(1) * r.settings.repeat.max(1)).sum()
+        self.runs.iter().map(|r| r.settings.measurement.total_rounds()).sum()
     }
 }
 

@@ -255,8 +255,8 @@ pub(crate) fn note(dataset: &Dataset<'_>) -> String {
         return String::new();
     };
     let rates: Vec<String> = settings.rates.iter().map(|r| r.label()).collect();
-    let lowest = settings.concurrency.iter().min().copied().unwrap_or(0);
-    let cap = settings.concurrency.iter().max().copied().unwrap_or(0);
+    let lowest = settings.measurement.concurrency.iter().min().copied().unwrap_or(0);
+    let cap = settings.measurement.concurrency.iter().max().copied().unwrap_or(0);
     let arrivals = settings.arrivals.as_deref().unwrap_or("constant");
     format!(
         "{} (\"the slowest\": the lowest median goodput of the stacks not disqualified at c = {lowest}, measured moments before), {arrivals} arrivals, over at most {cap} connections opened as needed",

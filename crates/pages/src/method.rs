@@ -1,5 +1,6 @@
 //! Section 7: how the run was measured and judged, on what.
 
+use bookstore_record::results::Measurement;
 use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary, min_detectable_ratio};
 use serde::Serialize;
 
@@ -79,17 +80,57 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     }
 }
 
+/// The results' names of the measurement settings the table above words itself.
+const WORDED: [&str; 7] = [
+    "concurrency",
+    "warmup_seconds",
+    "window_seconds",
+    "rounds",
+    "repeat",
+    "request_timeout_ms",
+    "durable_database",
+];
+
+/// Every measurement setting the table does not word, under its results name: a setting
+/// added to [`Measurement`] is on the page without being written here.
+fn unworded_settings(m: &Measurement) -> Vec<(String, String)> {
+    match serde_json::to_value(m) {
+        Ok(serde_json::Value::Object(fields)) => unworded(fields),
+        _ => Vec::new(),
+    }
+}
+
+fn unworded(fields: serde_json::Map<String, serde_json::Value>) -> Vec<(String, String)> {
+    fields
+        .into_iter()
+        .filter(|(name, _)| !WORDED.contains(&name.as_str()))
+        .map(|(name, value)| {
+            let text = match value {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            (name, text)
+        })
+        .collect()
+}
+
 pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
     let first = &dataset.runs[0];
     let s = &first.settings;
+    let m = &s.measurement;
     let e = &first.environment;
     let phases = match (s.warmup_max_seconds, s.window_max_seconds) {
         (Some(warmup_max), Some(window_max)) => format!(
             "warm-up ≥ {} s until every connection has had an answer (≤ {warmup_max} s); window ≥ {} s until it holds one answer per connection (≤ {window_max} s)",
-            s.warmup_seconds, s.window_seconds
+            m.warmup.as_secs_f64(),
+            m.duration.as_secs_f64()
         ),
         _ => {
-            format!("{} s warm-up, {} s window (by the clock)", s.warmup_seconds, s.window_seconds)
+            format!(
+                "{} s warm-up, {} s window (by the clock)",
+                m.warmup.as_secs_f64(),
+                m.duration.as_secs_f64()
+            )
         }
     };
     let mut settings = vec![
@@ -97,7 +138,7 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
         ("scenarios".into(), s.scenarios.join(", ")),
         (
             "concurrency".into(),
-            s.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            m.concurrency.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
         ),
         ("windows".into(), phases),
         (
@@ -105,8 +146,8 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
             format!(
                 "{} run(s) × {} round(s) × {} repeat(s)",
                 dataset.runs.len(),
-                s.rounds,
-                s.repeat
+                m.rounds,
+                m.repeat
             ),
         ),
         ("pool".into(), format!("{} connections (min = max)", s.pool_max)),
@@ -115,17 +156,18 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
             format!("{} / {}", s.server_workers, s.blocking_threads),
         ),
         ("client workers".into(), s.client_workers.to_string()),
-        ("request timeout".into(), format!("{} ms", s.request_timeout_ms)),
+        ("request timeout".into(), format!("{} ms", m.request_timeout.as_millis())),
         (
             "database".into(),
             format!(
                 "{} PostgreSQL, {}",
                 s.database,
-                if s.durable_database { "fsync on" } else { "fsync and synchronous commit off" }
+                if m.durable { "fsync on" } else { "fsync and synchronous commit off" }
             ),
         ),
         ("command".into(), first.run.command_line.join(" ")),
     ];
+    settings.extend(unworded_settings(m));
     let environment = vec![
         ("CPU".into(), format!("{} × {}", e.cpu_count, e.cpu_model.clone().unwrap_or_default())),
         (
@@ -197,4 +239,38 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
         "The write scenarios run with the seed restored before each window; they measure the stacks with fsync off unless the run says otherwise, not the disk.".to_owned(),
     ];
     Method { settings, verdicts: verdicts(dataset), parity: s.parity.clone(), environment, caveats }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measurement_setting_the_table_does_not_word_is_listed_under_its_name() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("rounds".into(), 5.into());
+        fields.insert("new_setting_ms".into(), 3.into());
+        fields.insert("mode".into(), "fast".into());
+        let rows = unworded(fields);
+        assert_eq!(rows, [("mode".into(), "fast".into()), ("new_setting_ms".into(), "3".into())]);
+    }
+
+    #[test]
+    fn every_worded_name_is_a_field_of_the_measurement() {
+        let m = Measurement {
+            concurrency: vec![1],
+            warmup: std::time::Duration::ZERO,
+            duration: std::time::Duration::ZERO,
+            rounds: 1,
+            repeat: 1,
+            request_timeout: std::time::Duration::ZERO,
+            durable: false,
+        };
+        let serde_json::Value::Object(fields) = serde_json::to_value(&m).unwrap() else {
+            panic!("an object")
+        };
+        for name in WORDED {
+            assert!(fields.contains_key(name), "{name} is not a measurement field");
+        }
+    }
 }

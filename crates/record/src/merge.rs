@@ -82,10 +82,13 @@ fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
             ));
         }
         let (a, b) = (&parts[0].settings, &part.settings);
-        if (&a.stacks, &a.scenarios, &a.concurrency, a.rounds, a.repeat)
-            != (&b.stacks, &b.scenarios, &b.concurrency, b.rounds, b.repeat)
-            || a.warmup_seconds != b.warmup_seconds
-            || a.window_seconds != b.window_seconds
+        let shared = |s: &'_ crate::results::Settings| {
+            let m = &s.measurement;
+            (s.stacks.clone(), s.scenarios.clone(), m.concurrency.clone(), m.rounds, m.repeat)
+        };
+        if shared(a) != shared(b)
+            || a.measurement.warmup != b.measurement.warmup
+            || a.measurement.duration != b.measurement.duration
         {
             return Err(format!(
                 "{} and {} ran different settings (stacks, scenarios, concurrency, warm-up, window, rounds or repeat)",
@@ -280,9 +283,11 @@ fn merged_warnings(parts: &[&Cell], merged: &Cell) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
     use crate::results::{
-        Environment, LoadMode, RunInfo, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo, ShardPart,
-        Validation,
+        Environment, LoadMode, Measurement, RunInfo, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo,
+        ShardPart, Validation,
     };
     use bookstore_client::engine::LoadReport;
     use hdrhistogram::Histogram;
@@ -346,19 +351,21 @@ mod tests {
             settings: Settings {
                 stacks: vec!["axum-serde-sqlx".into()],
                 scenarios: vec!["checkoutCreate".into()],
-                concurrency: vec![8],
-                warmup_seconds: 1.0,
-                window_seconds: 2.0,
+                measurement: Measurement {
+                    concurrency: vec![8],
+                    warmup: Duration::from_secs(1),
+                    duration: Duration::from_secs(2),
+                    rounds: 1,
+                    repeat: 1,
+                    request_timeout: Duration::from_secs(10),
+                    durable: false,
+                },
                 warmup_max_seconds: None,
                 window_max_seconds: None,
-                rounds: 1,
-                repeat: 1,
                 pool_max: 32,
                 server_workers: 2,
                 blocking_threads: 32,
                 client_workers: 2,
-                request_timeout_ms: 10_000,
-                durable_database: false,
                 database: "existing".into(),
                 parity: vec![],
                 rates: vec![],
@@ -504,7 +511,7 @@ mod tests {
         other_start.shards[0].start_at_unix_seconds += 60;
         assert!(refused(vec![one(), other_start]).contains("not the same run"));
         let mut other_window = two();
-        other_window.settings.window_seconds = 3.0;
+        other_window.settings.measurement.duration = Duration::from_secs(3);
         assert!(refused(vec![one(), other_window]).contains("different settings"));
         let mut unsharded = two();
         unsharded.shards.clear();

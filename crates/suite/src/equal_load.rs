@@ -46,7 +46,7 @@ impl Suite<'_> {
     }
 
     fn lowest_concurrency(&self) -> u32 {
-        self.options.concurrency.iter().copied().min().unwrap_or(0)
+        self.options.measurement.concurrency.iter().copied().min().unwrap_or(0)
     }
 
     /// The lowest of the stacks' median goodput (expected answers, for the sold-out

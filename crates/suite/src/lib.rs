@@ -42,7 +42,7 @@ use bookstore_app::stacks::StackInfo;
 use bookstore_client::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
 use bookstore_client::scenario::Scenario;
 pub use bookstore_record::results::Rate;
-use bookstore_record::results::RunResults;
+use bookstore_record::results::{Measurement, RunResults};
 pub use parties::{COMPOSE_DATABASE_URL, ComposeFrom, DB_LATENCY_FLAG, Variant, parse_targets};
 pub use shard::ShardPlan;
 
@@ -56,16 +56,9 @@ pub struct SuiteOptions {
     pub variants: Vec<Variant>,
     /// Scenarios, in order.
     pub scenarios: Vec<Scenario>,
-    /// Connections per cell.
-    pub concurrency: Vec<u32>,
-    /// The shortest warm-up before each window.
-    pub warmup: Duration,
-    /// The shortest window.
-    pub duration: Duration,
-    /// Rounds per cell.
-    pub rounds: u32,
-    /// The rounds are run this many times over.
-    pub repeat: u32,
+    /// How every window is measured (concurrency, phases, rounds, timeout, durability):
+    /// the command line's flags as they are, and the results' `settings` as they are.
+    pub measurement: Measurement,
     /// `--pool-max` of every stack (and the database ceiling's pool).
     pub pool_max: u32,
     /// `--workers` of every stack.
@@ -74,8 +67,6 @@ pub struct SuiteOptions {
     pub blocking_threads: usize,
     /// Client threads.
     pub client_workers: usize,
-    /// A request without an answer after this is an error.
-    pub request_timeout: Duration,
     /// Fully validate one accepted response in this many per connection.
     pub validate_every: u64,
     /// Where the stacks' and the responder's binaries are.
@@ -96,8 +87,6 @@ pub struct SuiteOptions {
     /// One of several clients on several hosts loading the `running` stacks together
     /// (`--shard K/N --start-at`): see [`shard`].
     pub shard: Option<ShardPlan>,
-    /// fsync and synchronous commit on in the throwaway cluster.
-    pub durable: bool,
     /// Measure the HTTP and database ceilings.
     pub ceilings: bool,
     /// Measure each database ceiling also with as many clients as the stacks' concurrency
@@ -136,7 +125,7 @@ pub const WINDOW_MAX_FACTOR: u32 = 4;
 impl SuiteOptions {
     /// Measurements per cell: rounds × repeat.
     pub fn total_rounds(&self) -> u32 {
-        self.rounds.max(1) * self.repeat.max(1)
+        self.measurement.total_rounds()
     }
 
     /// The windows of one round of `scenario`'s closed loop, over `stacks` prepared stacks:
@@ -147,19 +136,19 @@ impl SuiteOptions {
     fn round_windows(&self, scenario: Scenario, stacks: usize) -> Vec<state::Window> {
         use state::{DbClients, Window};
         let mut windows = Vec::new();
-        for &concurrency in &self.concurrency {
+        for &concurrency in &self.measurement.concurrency {
             windows.extend((0..stacks).map(|stack| Window::Stack(stack, concurrency)));
         }
         if !self.ceilings {
             return windows;
         }
         if !scenario.uses_database() {
-            windows.extend(self.concurrency.iter().map(|&c| Window::HttpCeiling(c)));
+            windows.extend(self.measurement.concurrency.iter().map(|&c| Window::HttpCeiling(c)));
             return windows;
         }
         let mut clients = vec![DbClients::Pool];
         if self.db_ceiling_at_concurrency {
-            clients.extend(self.concurrency.iter().map(|&c| DbClients::Stacks(c)));
+            clients.extend(self.measurement.concurrency.iter().map(|&c| DbClients::Stacks(c)));
         }
         // Behind the relay at each latency a party is measured at, too.
         let latencies = std::iter::once(None).chain(self.db_latencies().into_iter().map(Some));
@@ -229,7 +218,7 @@ impl SuiteOptions {
 
     /// Windows of one stack over the whole run.
     fn windows_per_stack(&self) -> u64 {
-        let closed = (self.scenarios.len() * self.concurrency.len()) as u64;
+        let closed = (self.scenarios.len() * self.measurement.concurrency.len()) as u64;
         closed * u64::from(self.total_rounds()) + self.equal_load_windows()
     }
 
@@ -252,7 +241,7 @@ impl SuiteOptions {
                 "--shard needs --no-ceilings: a ceiling measured from one of several clients bounds nothing"
             );
         }
-        if let Some(&c) = self.concurrency.iter().find(|&&c| c < shard.count) {
+        if let Some(&c) = self.measurement.concurrency.iter().find(|&&c| c < shard.count) {
             anyhow::bail!(
                 "--concurrency {c} is less than {} shards: each shard needs a connection",
                 shard.count
@@ -282,9 +271,9 @@ impl SuiteOptions {
     /// What a shard's slots are made of.
     fn slot_timing(&self) -> shard::SlotTiming {
         shard::SlotTiming {
-            warmup: self.warmup,
-            window: self.duration,
-            request_timeout: self.request_timeout,
+            warmup: self.measurement.warmup,
+            window: self.measurement.duration,
+            request_timeout: self.measurement.request_timeout,
         }
     }
 
@@ -328,16 +317,18 @@ impl SuiteOptions {
 
     /// The settle rule's limits, as recorded in the settings.
     fn settle_limits(&self) -> Option<(Duration, Duration)> {
-        self.settles().then(|| (WARMUP_MAX.max(self.warmup), self.duration * WINDOW_MAX_FACTOR))
+        self.settles().then(|| {
+            (WARMUP_MAX.max(self.measurement.warmup), self.measurement.duration * WINDOW_MAX_FACTOR)
+        })
     }
 
     fn plan(&self, connections: u32, stop: &Arc<AtomicBool>, live: &Arc<LiveCounter>) -> LoadPlan {
         LoadPlan {
             connections: connections as usize,
             workers: self.client_workers,
-            warmup: self.warmup,
-            duration: self.duration,
-            request_timeout: self.request_timeout,
+            warmup: self.measurement.warmup,
+            duration: self.measurement.duration,
+            request_timeout: self.measurement.request_timeout,
             rate_rps: None,
             arrivals: Arrivals::Constant,
             stop: Arc::clone(stop),

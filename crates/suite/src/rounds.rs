@@ -45,7 +45,7 @@ impl<'a> Suite<'a> {
         let mut database = database::BenchDatabase::open(
             options.database_url.as_deref(),
             options.db_provider,
-            options.durable,
+            options.measurement.durable,
             max_connections,
         )?;
         let results = super::prepare::new_results(options, &mut database);
@@ -120,7 +120,7 @@ impl<'a> Suite<'a> {
                 return Ok(());
             }
             // The cap on the open loop's connections: as many as the closed loop ever held.
-            let Some(&cap) = self.options.concurrency.iter().max() else { continue };
+            let Some(&cap) = self.options.measurement.concurrency.iter().max() else { continue };
             for offer in self.offers(scenario) {
                 let stacks = self.prepared.len();
                 self.run_block(&plan::offered_block(
@@ -159,7 +159,7 @@ impl<'a> Suite<'a> {
         }
         let schedule = plan::shard_schedule(
             &self.options.scenarios,
-            &self.options.concurrency,
+            &self.options.measurement.concurrency,
             self.options.total_rounds(),
             self.options.stacks.len(),
             &self.prepared,

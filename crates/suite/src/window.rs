@@ -101,7 +101,7 @@ impl Suite<'_> {
         };
         let pool = self.options.pool_max;
         let (concurrency, beside) = match clients {
-            DbClients::Pool => (pool, self.options.concurrency.clone()),
+            DbClients::Pool => (pool, self.options.measurement.concurrency.clone()),
             DbClients::Stacks(concurrency) => (concurrency, vec![concurrency]),
         };
         let beside_text: Vec<String> = beside.iter().map(u32::to_string).collect();

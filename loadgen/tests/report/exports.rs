@@ -58,7 +58,10 @@ fn the_csv_export_has_one_row_per_cell_with_units_in_the_columns() {
     assert!(body.iter().all(|r| r.len() == header.len()));
     let saturation = body.iter().filter(|r| r[column("load")] == "saturation").count();
     let scenarios = run.settings.scenarios.len();
-    assert_eq!(saturation, run.stacks.len() * scenarios * run.settings.concurrency.len());
+    assert_eq!(
+        saturation,
+        run.stacks.len() * scenarios * run.settings.measurement.concurrency.len()
+    );
     let equal_load = body.iter().filter(|r| r[column("load")] == "equal_load").count();
     assert_eq!(equal_load, run.stacks.len() * scenarios * run.settings.rates.len());
     // A rate is the median of the rounds' goodput, as on the page.

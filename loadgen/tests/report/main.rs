@@ -125,7 +125,7 @@ fn cells_show_their_median_and_range_over_the_rounds() {
 #[test]
 fn one_round_gives_no_verdict_and_says_why() {
     let mut run = fixture();
-    run.settings.rounds = 1;
+    run.settings.measurement.rounds = 1;
     for stack in &mut run.stacks {
         stack.cells.retain(|c| c.round == 0);
     }
@@ -143,12 +143,12 @@ fn several_runs_are_read_as_more_rounds() {
     for stack in &mut first.stacks {
         stack.cells.retain(|c| c.round < 2);
     }
-    first.settings.rounds = 2;
+    first.settings.measurement.rounds = 2;
     let mut second = fixture();
     for stack in &mut second.stacks {
         stack.cells.retain(|c| c.round == 2);
     }
-    second.settings.rounds = 1;
+    second.settings.measurement.rounds = 1;
     second.run.id = "second".into();
     let page = render(&[first, second]).unwrap();
     assert!(page.contains("3 rounds per cell (2 run(s))"));

@@ -34,10 +34,10 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     options.ceilings = false;
     options.scenarios = vec![Scenario::Health];
     // The closed loop at 1 connection shows what it hides; 16 is the open loop's cap.
-    options.concurrency = vec![1, 16];
-    options.warmup = Duration::from_millis(200);
+    options.measurement.concurrency = vec![1, 16];
+    options.measurement.warmup = Duration::from_millis(200);
     // Two whole freeze periods: the window holds 20% frozen time wherever it starts.
-    options.duration = 2 * PERIOD;
+    options.measurement.duration = 2 * PERIOD;
     options.rates = vec![Rate::PerSecond(RATE)];
     let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();

@@ -19,7 +19,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     let output = dir.path().join("run.json");
     let mut options = options(output.clone());
     options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.database_url = Some(url.clone());
     options.running = Some(vec![addr]);
     // No stack binary is needed (only the responder, for the HTTP ceiling).
@@ -71,15 +71,15 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
     let shard = |index: u32| {
         let mut options = options(dir.path().join(format!("shard{index}.json")));
         options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
-        options.concurrency = vec![5];
-        options.rounds = 1;
-        options.warmup = Duration::from_millis(300);
-        options.duration = Duration::from_secs(1);
+        options.measurement.concurrency = vec![5];
+        options.measurement.rounds = 1;
+        options.measurement.warmup = Duration::from_millis(300);
+        options.measurement.duration = Duration::from_secs(1);
         options.database_url = Some(url.clone());
         options.running = Some(vec![addr]);
         options.ceilings = false;
         // A slot holds a whole request timeout of drain: short here.
-        options.request_timeout = Duration::from_secs(2);
+        options.measurement.request_timeout = Duration::from_secs(2);
         options.shard =
             Some(bookstore_suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
         std::thread::spawn(move || bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))))

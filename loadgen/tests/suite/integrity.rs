@@ -11,7 +11,7 @@ fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.scenarios = vec![Scenario::CheckoutCreate, Scenario::CheckoutHotspot];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.database_url = Some(url.clone());
     options.running = Some(vec![liar]);
     options.ceilings = false;

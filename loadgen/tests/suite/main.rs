@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use bookstore_app::stacks;
 use bookstore_client::scenario::Scenario;
 use bookstore_record::outcome;
-use bookstore_record::results::{Cell, Rate, RunResults, decode_histogram};
+use bookstore_record::results::{Cell, Measurement, Rate, RunResults, decode_histogram};
 use bookstore_suite::SuiteOptions;
 
 /// `target/debug`, where cargo put this test and the workspace's binaries.
@@ -77,16 +77,19 @@ fn options(output: PathBuf) -> SuiteOptions {
         stacks: vec![stacks::AXUM_SERDE_SQLX],
         variants: vec![],
         scenarios: Scenario::ALL.to_vec(),
-        concurrency: vec![2, 4],
-        warmup: Duration::from_millis(50),
-        duration: Duration::from_millis(200),
-        rounds: 2,
-        repeat: 1,
+        measurement: Measurement {
+            concurrency: vec![2, 4],
+            warmup: Duration::from_millis(50),
+            duration: Duration::from_millis(200),
+            rounds: 2,
+            repeat: 1,
+            request_timeout: Duration::from_secs(10),
+            durable: false,
+        },
         pool_max: 4,
         server_workers: 2,
         blocking_threads: 4,
         client_workers: 2,
-        request_timeout: Duration::from_secs(10),
         validate_every: 10,
         bin_dir: bin_dir(),
         workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
@@ -95,7 +98,6 @@ fn options(output: PathBuf) -> SuiteOptions {
         db_provider: bookstore_fixture::Provider::from_env().unwrap(),
         running: None,
         shard: None,
-        durable: false,
         ceilings: true,
         db_ceiling_at_concurrency: false,
         rates: vec![],
@@ -354,7 +356,7 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.stacks = vec![stacks::AXUM_SERDE_SQLX, stacks::HYPER_SONIC_SQLX];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.ceilings = false;
     let killer = std::thread::spawn(|| {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -404,7 +406,7 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("run.json");
     let mut options = options(output.clone());
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.ceilings = false;
     let stop = Arc::new(AtomicBool::new(false));
     let stopper = {
@@ -453,7 +455,7 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
     let output = dir.path().join("run.json");
     let mut options = options(output.clone());
     options.scenarios = vec![Scenario::BookById, Scenario::CheckoutCreate];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.database_url = Some(url.clone());
     options.command_line = vec!["loadgen".into(), "suite".into(), format!("--database-url={url}")];
 

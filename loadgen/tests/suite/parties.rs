@@ -8,7 +8,7 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.scenarios = vec![Scenario::Health, Scenario::BookById];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     options.ceilings = false;
     let taken = vec!["axum-serde-sqlx".to_owned()];
     options.variants = vec![
@@ -40,7 +40,7 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("run.json"));
     options.scenarios = vec![Scenario::BookById];
-    options.concurrency = vec![2];
+    options.measurement.concurrency = vec![2];
     let round_trip = Duration::from_millis(3);
     options.variants =
         vec![bookstore_suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
@@ -205,8 +205,8 @@ fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_r
     let run = |spec: &str| {
         let mut options = options(dir.path().join("run.json"));
         options.scenarios = vec![Scenario::BookById];
-        options.concurrency = vec![2];
-        options.rounds = 1;
+        options.measurement.concurrency = vec![2];
+        options.measurement.rounds = 1;
         options.ceilings = false;
         options.placement = Some(bookstore_harness::placement::Placement::parse(spec).unwrap());
         run_watching(&options, placed)

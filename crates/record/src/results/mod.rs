@@ -18,8 +18,10 @@ use bookstore_report::{read_document, write_document};
 use crate::warnings::kinds::Warning;
 
 mod cell;
+mod measurement;
 
 pub use cell::*;
+pub use measurement::{DEFAULT_ROUNDS, Measurement, QUICK};
 
 /// Identifies a suite results document.
 pub const SCHEMA: &str = "bookstore-bench/results";
@@ -112,19 +114,18 @@ pub struct ShardInfo {
 }
 
 /// Every setting of a run.
+// Not `deny_unknown_fields`: serde cannot refuse unknown fields beside a flattened struct.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Stacks asked for, in order.
     pub stacks: Vec<String>,
     /// Scenarios asked for, in order.
     pub scenarios: Vec<String>,
-    /// Connections (closed-loop virtual users) per cell.
-    pub concurrency: Vec<u32>,
-    /// The shortest warm-up before each window.
-    pub warmup_seconds: f64,
-    /// The shortest window.
-    pub window_seconds: f64,
+    /// How every window was measured, as the command line gave it (`concurrency`,
+    /// `warmup_seconds`, `window_seconds`, `rounds`, `repeat`, `request_timeout_ms`,
+    /// `durable_database`).
+    #[serde(flatten)]
+    pub measurement: Measurement,
     /// With the settle rule (see `warmup_max_seconds`): the longest warm-up, which otherwise
     /// lasts until every connection has had an answer. Absent: phases by the clock only
     /// (`--shard`, whose clients keep a shared schedule).
@@ -132,11 +133,6 @@ pub struct Settings {
     /// With the settle rule: the longest window, which otherwise lasts until it holds one
     /// answer per connection.
     pub window_max_seconds: Option<f64>,
-    /// `--rounds`: rounds per cell before `repeat` multiplies them.
-    pub rounds: u32,
-    /// `--repeat`: the rounds are run this many times over (rounds × repeat measurements
-    /// per cell).
-    pub repeat: u32,
     /// `--pool-max` given to every stack (and the DB ceiling's pool).
     pub pool_max: u32,
     /// `--workers` given to every stack.
@@ -145,10 +141,6 @@ pub struct Settings {
     pub blocking_threads: usize,
     /// Client threads.
     pub client_workers: usize,
-    /// A request without a response after this is an error.
-    pub request_timeout_ms: u64,
-    /// Whether PostgreSQL ran with fsync and synchronous commit on.
-    pub durable_database: bool,
     /// `throwaway` (a cluster started for the run), `container` (`--db-provider
     /// testcontainers`) or `existing` (`--database-url`).
     pub database: String,

@@ -1,0 +1,148 @@
+//! How every window of a suite is measured: one typed record that is at once the command
+//! line's flags (`loadgen suite --help` shows them, flattened into its arguments), the
+//! suite's options and the results file's `settings` (flattened there too), so a setting
+//! added here is parsed, used and recorded without being written again; the page's
+//! settings table lists any field it does not word itself (`bookstore-pages`' method
+//! section).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Rounds per cell by default: what the run-time budget allows; what they can detect at
+/// the noise measured in a run is on its page (docs/method.md, "How verdicts are made").
+pub const DEFAULT_ROUNDS: u32 = 5;
+
+/// `--quick`'s shortest warm-up, shortest window and rounds.
+pub const QUICK: (Duration, Duration, u32) =
+    (Duration::from_millis(100), Duration::from_millis(200), 3);
+
+/// How every window is measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct Measurement {
+    /// Connections (closed-loop virtual users) per cell, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "128,256")]
+    pub concurrency: Vec<u32>,
+    /// The shortest warm-up before each window; it lasts until every connection has had an
+    /// answer (at most 5 s).
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    #[serde(rename = "warmup_seconds", with = "seconds")]
+    pub warmup: Duration,
+    /// The shortest measurement window; it lasts until it holds one answer per connection
+    /// (at most 4 × this).
+    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    #[serde(rename = "window_seconds", with = "seconds")]
+    pub duration: Duration,
+    /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
+    /// side by side, and are compared round by round (at least 2 for a verdict).
+    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+    /// Run the rounds this many times over (rounds × repeat windows per cell).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// A request without an answer after this is an error.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[serde(rename = "request_timeout_ms", with = "millis")]
+    pub request_timeout: Duration,
+    /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
+    /// this machine's disk as much as the stacks).
+    #[arg(long)]
+    #[serde(rename = "durable_database")]
+    pub durable: bool,
+}
+
+impl Measurement {
+    /// `--quick`: [`QUICK`]'s warm-up, window and rounds in place of those given.
+    pub fn quick(self) -> Self {
+        let (warmup, duration, rounds) = QUICK;
+        Self { warmup, duration, rounds, ..self }
+    }
+
+    /// What clap cannot check alone, as the one-line error a user reads.
+    pub fn check(&self) -> Result<(), String> {
+        if self.concurrency.is_empty() || self.concurrency.contains(&0) {
+            return Err("--concurrency needs one or more positive numbers".into());
+        }
+        if self.duration.is_zero() {
+            return Err("--duration must be longer than zero".into());
+        }
+        Ok(())
+    }
+
+    /// Windows per cell: rounds × repeat.
+    pub fn total_rounds(&self) -> u32 {
+        self.rounds.max(1) * self.repeat.max(1)
+    }
+}
+
+/// A duration as seconds (`0.2`), as the results file writes them.
+mod seconds {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let seconds = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(seconds).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A duration as whole milliseconds.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        measurement: Measurement,
+    }
+
+    #[test]
+    fn the_flags_are_recorded_under_the_results_files_names_and_read_back() {
+        let cli = Cli::parse_from(["x", "--concurrency", "8,16", "--warmup", "300ms", "--durable"]);
+        let json = serde_json::to_value(&cli.measurement).unwrap();
+        assert_eq!(json["concurrency"], serde_json::json!([8, 16]));
+        assert_eq!(json["warmup_seconds"], 0.3);
+        assert_eq!(json["window_seconds"], 0.5);
+        assert_eq!(json["request_timeout_ms"], 10_000);
+        assert_eq!(json["durable_database"], true);
+        assert_eq!(json["rounds"], DEFAULT_ROUNDS);
+        let back: Measurement = serde_json::from_value(json).unwrap();
+        assert_eq!(back, cli.measurement);
+    }
+
+    #[test]
+    fn quick_replaces_warmup_window_and_rounds_and_check_refuses_what_clap_lets_through() {
+        let cli = Cli::parse_from(["x", "--rounds", "9", "--repeat", "2"]);
+        let quick = cli.measurement.clone().quick();
+        assert_eq!((quick.warmup, quick.duration, quick.rounds), QUICK);
+        assert_eq!(quick.repeat, 2);
+        assert_eq!(quick.total_rounds(), 6);
+        assert!(cli.measurement.check().is_ok());
+        let zero = Cli::parse_from(["x", "--concurrency", "0"]).measurement;
+        assert!(zero.check().unwrap_err().contains("--concurrency"));
+        let instant = Cli::parse_from(["x", "--duration", "0s"]).measurement;
+        assert!(instant.check().unwrap_err().contains("--duration"));
+    }
+}
