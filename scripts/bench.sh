@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job (see README): builds the release binaries and runs the whole suite — five
+# The main job (see README): builds the release binaries a run starts and runs the whole suite — five
 # stacks × twelve scenarios × concurrency 128 and 256, plus the HTTP and database ceilings —
 # on a throwaway PostgreSQL, then writes summary/results/<time>.json and
 # summary/five-stack-summary.html. Arguments go to `loadgen suite` (see its --help), e.g.
@@ -14,5 +14,6 @@ require_cargo
 ensure_pg_binaries_unless_database_url "$@"
 features=()
 wants_containers "$@" && features=(--features loadgen/testcontainers)
-cargo build --release --bins --locked "${features[@]}"
+# shellcheck disable=SC2046 # one -p argument per word
+cargo build --release --locked $(run_packages) "${features[@]}"
 exec target/release/loadgen suite "$@"

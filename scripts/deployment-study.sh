@@ -71,7 +71,8 @@ done
 if [ -z "${BIN_DIR:-}" ]; then
     require_cargo
     ensure_pg_binaries
-    cargo build --release --bins --locked
+    # shellcheck disable=SC2046 # one -p argument per word
+    cargo build --release --locked $(run_packages)
     BIN_DIR=target/release
 else
     ensure_pg_binaries

@@ -33,6 +33,16 @@ require_cargo() {
         || die "rustc $found is older than the $needed this workspace needs: rustup update stable (https://rustup.rs)"
 }
 
+# The packages whose binaries a suite run starts: every stack (crates/servers/*), the HTTP
+# ceiling (responder), the database latency relay (db-relay) and loadgen itself, as `-p`
+# arguments. dbbench and the fixture's bookstore-db are not among them: a run needs
+# neither, and their release links were part of every main job's first build.
+run_packages() {
+    local dir
+    for dir in crates/servers/*/; do printf -- '-p %s ' "$(basename "$dir")"; done
+    printf -- '-p bookstore-responder -p bookstore-relay -p loadgen'
+}
+
 have_pg_binaries() {
     local dir
     for dir in ${PG_BIN_DIR:-} $(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/x)") /usr/lib/postgresql/*/bin; do

@@ -17,5 +17,6 @@ if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 
     die "system-wide perf needs root or kernel.perf_event_paranoid <= 0 (sudo sysctl kernel.perf_event_paranoid=0)"
 fi
 ensure_pg_binaries
-cargo build --release --bins --locked
+# shellcheck disable=SC2046 # one -p argument per word
+cargo build --release --locked $(run_packages)
 exec python3 scripts/profile.py "$@"

@@ -19,7 +19,8 @@ DURATION=${DURATION:-2s}
 require_cargo
 ensure_tool python3 python3
 ensure_pg_binaries
-cargo build --release --bins --locked
+# shellcheck disable=SC2046 # one -p argument per word
+cargo build --release --locked $(run_packages)
 # Every stack of the registry unless STACKS names some.
 STACKS=${STACKS:-$(target/release/loadgen stacks | tr '\n' ' ')}
 

@@ -27,7 +27,8 @@ CONFIGS=${CONFIGS:-"actix-serde-diesel;actix-per-worker=actix-serde-diesel --blo
 require_cargo
 ensure_tool python3 python3
 ensure_pg_binaries
-cargo build --release --bins --locked
+# shellcheck disable=SC2046 # one -p argument per word
+cargo build --release --locked $(run_packages)
 
 workdir=$(mktemp -d)
 db_pid= server_pid= load_pid=
