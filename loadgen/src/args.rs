@@ -180,26 +180,8 @@ pub(crate) struct FaultsArgs {
     /// Faults, comma-separated, in order [default: all three, or none with --soak].
     #[arg(long, value_delimiter = ',', value_parser = fault_names())]
     pub(crate) faults: Vec<String>,
-    /// Closed-loop connections.
-    #[arg(short = 'c', long, default_value_t = 256)]
-    pub(crate) connections: u32,
-    /// Load before each fault.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
-    pub(crate) before: Duration,
-    /// How long PostgreSQL stays down in `postgres-restart`.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
-    pub(crate) outage: Duration,
-    /// Load after each fault is over.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
-    pub(crate) after: Duration,
-    /// A request without an answer after this is a failure.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    pub(crate) timeout: Duration,
-    /// A soak of this length per stack (e.g. 10m): reads, a search and checkouts; the
-    /// server's RSS, descriptors and threads every second, p99 every 10 s, the audit at
-    /// the end. Only the soak runs unless --faults is given too.
-    #[arg(long, value_parser = humantime::parse_duration)]
-    pub(crate) soak: Option<Duration>,
+    #[command(flatten)]
+    pub(crate) load: bookstore_record::faults::FaultLoad,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
     /// The results file [default: summary/results/faults-<UTC time>.json, or soak-… with

@@ -150,7 +150,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let stacks = chosen_stacks(&args.stacks)?;
-    let fault_list = match (args.faults.is_empty(), args.soak.is_some()) {
+    let fault_list = match (args.faults.is_empty(), args.load.soak.is_some()) {
         (true, true) => Vec::new(),
         (true, false) => Fault::ALL.to_vec(),
         (false, _) => args
@@ -170,16 +170,11 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
     let options = FaultsOptions {
         stacks,
         faults: fault_list,
-        connections: args.connections,
+        load: args.load.clone(),
         client_workers: args.servers.client_workers(),
-        steady_before: args.before,
-        outage: args.outage,
-        steady_after: args.after,
-        request_timeout: args.timeout,
         pool_max: args.servers.pool_max,
         server_workers: args.servers.server_workers(),
         blocking_threads: args.servers.blocking_threads(),
-        soak: args.soak,
         bin_dir: args.servers.bin_dir.clone(),
         workspace: std::env::current_dir()?,
         output: output.clone(),
@@ -217,7 +212,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         output.display(),
         args.report.display()
     );
-    Ok(if results.run.status == "interrupted" {
+    Ok(if results.run.status == bookstore_report::RunStatus::Interrupted {
         bookstore_record::outcome::EXIT_INTERRUPTED
     } else if troubled {
         EXIT_FAULT_NOT_SURVIVED
@@ -399,7 +394,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
         say(format!(
             "open loop, {} arrivals: {:.0} req/s offered, {} due in the window, answers {:.1}% of them; client send lag p50 {} µs, p99 {} µs; connections {} of at most {}{}",
-            open.arrivals,
+            open.arrivals.name(),
             open.offered_rps,
             open.due,
             open.achieved_fraction * 100.0,

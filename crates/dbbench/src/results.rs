@@ -46,30 +46,31 @@ pub struct DbBenchResults {
 }
 
 /// A database of the run.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseInfo {
+    /// Which of the databases this describes.
     pub database: Database,
+    /// The product and the version the server reports (`PostgreSQL 17.2`); SQLite's is the
+    /// bundled library's.
     pub version: String,
     /// The settings that matter for writes (durability above all), by name.
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// One CRUD cell.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CrudCell {
     /// The round (from 0).
     pub round: u32,
-    /// The operation.
+    /// What each operation does (one of [`Op::ALL`]).
     pub op: Op,
     /// How the database was reached.
     pub access: Access,
     /// Connections in the pool.
     pub pool: u32,
-    /// Parallel workers.
+    /// Workers, each in a closed loop: the next operation starts when its last one ends.
     pub workers: usize,
     /// Whether `orders(user_id)` was indexed.
     pub join_index: bool,
@@ -81,8 +82,10 @@ pub struct CrudCell {
     pub ops: u64,
     /// Operations that failed in the window.
     pub errors: u64,
-    /// The first failure.
+    /// The first failure's message; `None` when `errors` is 0.
     pub first_error: Option<String>,
+    /// The measured window's length (after the unmeasured warm-up), over which `ops` and
+    /// the rates are counted.
     pub window_seconds: f64,
     /// Latency of the window's operations.
     pub latency_us: Option<LatencySummary>,
@@ -119,21 +122,24 @@ impl CrudCell {
 }
 
 /// One bulk insert.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BulkCell {
     /// The round (from 0).
     pub round: u32,
+    /// Where the rows went.
     pub database: Database,
+    /// Which library sent them.
     pub library: Library,
+    /// How they were sent (statements, batching, COPY).
     pub strategy: Strategy,
-    /// Rows inserted.
+    /// Rows inserted into the empty table.
     pub rows: usize,
     /// Statements that carried data.
     pub statements: usize,
-    /// Time to insert them (the table empty before).
+    /// Time to insert them (the table empty before), commit included.
     pub seconds: f64,
+    /// `rows` ÷ `seconds`.
     pub rows_per_second: f64,
     /// Every row read back equal to what was sent.
     pub verified: bool,
@@ -142,26 +148,26 @@ pub struct BulkCell {
 }
 
 /// One run of the batch job.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCell {
     /// The round (from 0).
     pub round: u32,
+    /// Where the job's tables are.
     pub database: Database,
     /// How the database was reached.
     pub access: Access,
-    /// Source rows.
+    /// Rows of `batch_source`, each turned into one row of `batch_results`.
     pub rows: usize,
     /// Partitions processed at once.
     pub parallelism: usize,
     /// Connections in the pool.
     pub pool: u32,
-    /// Inserting the source rows.
+    /// Inserting the source rows (in `parallelism` parts).
     pub seed_seconds: f64,
     /// Reading, transforming, writing.
     pub job_seconds: f64,
-    /// Both.
+    /// `seed_seconds` + `job_seconds`.
     pub total_seconds: f64,
     /// Source rows per second of the whole (seed and job).
     pub rows_per_second: f64,
@@ -203,7 +209,6 @@ impl BatchCell {
 }
 
 /// One threads-against-tasks run.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TasksCell {
@@ -211,12 +216,17 @@ pub struct TasksCell {
     pub round: u32,
     /// The way they ran.
     pub variant: Variant,
+    /// Tasks started together, each waiting `wait_ms` once.
     pub tasks: usize,
     /// Each task's wait.
     pub wait_ms: u64,
-    /// Threads that did the waiting.
+    /// Threads that could do the waiting: the OS pool ([`OS_THREADS`]), the runtime's
+    /// workers, or tokio's blocking pool cap ([`BLOCKING_THREADS`]).
+    ///
+    /// [`OS_THREADS`]: crate::tasks::OS_THREADS
+    /// [`BLOCKING_THREADS`]: crate::tasks::BLOCKING_THREADS
     pub threads: usize,
-    /// Wall time.
+    /// From the first task's start to the last one's end.
     pub wall_ms: f64,
     /// The most tasks waiting at once.
     pub max_concurrency: usize,
@@ -315,7 +325,7 @@ mod documentation {
                 id: String::new(),
                 started_at: String::new(),
                 finished_at: None,
-                status: String::new(),
+                status: bookstore_report::RunStatus::Running,
                 failure: Some(String::new()),
                 command_line: vec![],
                 wall_seconds: Some(0.0),

@@ -226,14 +226,14 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
         }
         if let Err(error) = outcome {
             run.progress.finish();
-            run.results.run.status = "failed".into();
+            run.results.run.status = bookstore_report::RunStatus::Failed;
             run.results.run.failure = Some(format!("{section:?}: {error:#}"));
             run.finish()?;
             anyhow::bail!("{section:?}: {error:#}");
         }
     }
     run.progress.finish();
-    run.results.run.status = if run.stopped() { "interrupted" } else { "complete" }.into();
+    run.results.run.status = bookstore_report::RunStatus::ended(run.stopped());
     run.finish()?;
     Ok(run.results)
 }

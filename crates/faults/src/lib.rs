@@ -30,8 +30,8 @@ use bookstore_client::scenario::{Mix, Scenario};
 use bookstore_harness::database::BenchDatabase;
 use bookstore_harness::server::ServerProcess;
 use bookstore_record::faults::{
-    ErrorWindow, FaultRecord, FaultSettings, FaultsResults, SCHEMA, SCHEMA_VERSION, SoakRecord,
-    StackFaults,
+    ErrorWindow, FaultLoad, FaultRecord, FaultSettings, FaultsResults, SCHEMA, SCHEMA_VERSION,
+    SoakRecord, StackFaults,
 };
 use record::{Recorded, Recorder};
 
@@ -91,26 +91,17 @@ pub struct FaultsOptions {
     pub stacks: Vec<StackInfo>,
     /// Faults, in order (none: only the soak).
     pub faults: Vec<Fault>,
-    /// Closed-loop connections.
-    pub connections: u32,
+    /// The load around each fault, and the soak: the command line's flags as they are,
+    /// and the results' settings as they are.
+    pub load: FaultLoad,
     /// Client threads.
     pub client_workers: usize,
-    /// Load before each fault.
-    pub steady_before: Duration,
-    /// How long PostgreSQL stays down.
-    pub outage: Duration,
-    /// Load after each fault.
-    pub steady_after: Duration,
-    /// A request without an answer after this is a failure.
-    pub request_timeout: Duration,
     /// `--pool-max` of every stack.
     pub pool_max: u32,
     /// `--workers` of every stack.
     pub server_workers: usize,
     /// `--blocking-threads` of the diesel stacks.
     pub blocking_threads: usize,
-    /// A soak of this length per stack, after its faults.
-    pub soak: Option<Duration>,
     /// Where the stacks' binaries are.
     pub bin_dir: PathBuf,
     /// The workspace (for the build settings in the environment).
@@ -167,8 +158,7 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
     }
     let mut document = results.ok_or_else(|| anyhow::anyhow!("no stack to run"))?;
     document.run.finished_at = Some(bookstore_report::environment::now_rfc3339());
-    document.run.status =
-        if stop.load(Ordering::Relaxed) { "interrupted" } else { "complete" }.into();
+    document.run.status = bookstore_report::RunStatus::ended(stop.load(Ordering::Relaxed));
     document.run.wall_seconds = Some(started.elapsed().as_secs_f64());
     document.write(&options.output)?;
     Ok(document)
@@ -194,17 +184,12 @@ fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsR
             stacks: options.stacks.iter().map(|s| s.identity.service.to_owned()).collect(),
             faults: options.faults.iter().map(|f| f.name().to_owned()).collect(),
             scenarios: names(&FAULT_SCENARIOS),
-            connections: options.connections,
+            load: options.load.clone(),
             client_workers: options.client_workers,
-            steady_before_ms: options.steady_before.as_millis() as u64,
-            outage_ms: options.outage.as_millis() as u64,
-            steady_after_ms: options.steady_after.as_millis() as u64,
-            request_timeout_ms: options.request_timeout.as_millis() as u64,
             pool_max: options.pool_max,
             server_workers: options.server_workers,
             blocking_threads: options.blocking_threads,
-            soak_seconds: options.soak.map(|d| d.as_secs_f64()),
-            soak_scenarios: if options.soak.is_some() {
+            soak_scenarios: if options.load.soak.is_some() {
                 names(&SOAK_SCENARIOS)
             } else {
                 Vec::new()
@@ -282,7 +267,7 @@ fn measure_stack(
             anyhow::bail!("the server is gone after {}: {exit}", fault.name());
         }
     }
-    if let Some(length) = options.soak
+    if let Some(length) = options.load.soak
         && !stop.load(Ordering::Relaxed)
     {
         entry.soak = Some(stage.soak(length, stop)?);
@@ -317,11 +302,11 @@ impl RunningLoad {
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let plan = LoadPlan {
-            connections: options.connections as usize,
+            connections: options.load.connections as usize,
             workers: options.client_workers,
             warmup: Duration::ZERO,
             duration: longest,
-            request_timeout: options.request_timeout,
+            request_timeout: options.load.timeout,
             rate_rps: None,
             arrivals: Arrivals::Constant,
             stop: Arc::clone(&stop),
@@ -378,11 +363,11 @@ impl Stage<'_> {
         self.database.restore(&self.db_name)?;
         let load =
             RunningLoad::start(self.options, self.target, &FAULT_SCENARIOS, LONGEST_FAULT_LOAD);
-        std::thread::sleep(self.options.steady_before);
+        std::thread::sleep(self.options.load.before);
         let injected_us = load.now_us();
         let detail = self.inject(fault);
         let ended_us = load.now_us();
-        std::thread::sleep(self.options.steady_after);
+        std::thread::sleep(self.options.load.after);
         let recorded = load.finish()?;
         let detail = detail?;
         let drain = self.drain()?;
@@ -424,9 +409,9 @@ impl Stage<'_> {
             }
             Fault::PostgresRestart => {
                 self.database.stop_postgres()?;
-                std::thread::sleep(self.options.outage);
+                std::thread::sleep(self.options.load.outage);
                 self.database.resume_postgres()?;
-                Ok(format!("PostgreSQL stopped for {} ms", self.options.outage.as_millis()))
+                Ok(format!("PostgreSQL stopped for {} ms", self.options.load.outage.as_millis()))
             }
             Fault::ServerRestart => {
                 let down = Instant::now();

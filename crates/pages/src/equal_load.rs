@@ -257,7 +257,7 @@ pub(crate) fn note(dataset: &Dataset<'_>) -> String {
     let rates: Vec<String> = settings.rates.iter().map(|r| r.label()).collect();
     let lowest = settings.measurement.concurrency.iter().min().copied().unwrap_or(0);
     let cap = settings.measurement.concurrency.iter().max().copied().unwrap_or(0);
-    let arrivals = settings.arrivals.as_deref().unwrap_or("constant");
+    let arrivals = settings.arrivals.unwrap_or_default().name();
     format!(
         "{} (\"the slowest\": the lowest median goodput of the stacks not disqualified at c = {lowest}, measured moments before), {arrivals} arrivals, over at most {cap} connections opened as needed",
         rates.join(", ")

@@ -122,7 +122,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
             .iter()
             .map(|r| RunLine {
                 id: r.run.id.clone(),
-                status: r.run.status.clone(),
+                status: r.run.status.name().to_owned(),
                 started_at: r.run.started_at.clone(),
             })
             .collect(),

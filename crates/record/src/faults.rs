@@ -2,6 +2,8 @@
 //! crates/record/RESULTS.md, "Faults results"): what `loadgen faults` measured, from which the
 //! reliability page and table are rendered.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use bookstore_report::{Environment, RunInfo};
@@ -31,9 +33,41 @@ pub struct FaultsResults {
     pub stacks: Vec<StackFaults>,
 }
 
+/// The load around each fault: one typed record that is `loadgen faults`' flags (flattened
+/// into its arguments), its options and the results' settings (flattened there), so a
+/// setting added here is parsed, used and recorded without being written again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct FaultLoad {
+    /// Closed-loop connections.
+    #[arg(short = 'c', long, default_value_t = 256)]
+    pub connections: u32,
+    /// Load before each fault.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[serde(rename = "steady_before_ms", with = "crate::units::millis")]
+    pub before: Duration,
+    /// How long PostgreSQL stays down in `postgres-restart`.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    #[serde(rename = "outage_ms", with = "crate::units::millis")]
+    pub outage: Duration,
+    /// Load after each fault is over.
+    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    #[serde(rename = "steady_after_ms", with = "crate::units::millis")]
+    pub after: Duration,
+    /// A request without an answer after this is a failure.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[serde(rename = "request_timeout_ms", with = "crate::units::millis")]
+    pub timeout: Duration,
+    /// A soak of this length per stack (e.g. 10m): reads, a search and checkouts; the
+    /// server's RSS, descriptors and threads every second, p99 every 10 s, the audit at
+    /// the end. Only the soak runs unless --faults is given too.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    #[serde(rename = "soak_seconds", with = "crate::units::optional_seconds")]
+    pub soak: Option<Duration>,
+}
+
 /// The run's settings.
+// Not `deny_unknown_fields`: serde cannot refuse unknown fields beside a flattened struct.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct FaultSettings {
     /// Stacks, in order.
     pub stacks: Vec<String>,
@@ -41,26 +75,19 @@ pub struct FaultSettings {
     pub faults: Vec<String>,
     /// The scenarios of the load around a fault (their users alternate).
     pub scenarios: Vec<String>,
-    /// Closed-loop connections.
-    pub connections: u32,
+    /// The load around each fault, as the command line gave it (`connections`,
+    /// `steady_before_ms`, `outage_ms`, `steady_after_ms`, `request_timeout_ms`,
+    /// `soak_seconds`).
+    #[serde(flatten)]
+    pub load: FaultLoad,
     /// Client threads.
     pub client_workers: usize,
-    /// Load before each fault, ms.
-    pub steady_before_ms: u64,
-    /// How long PostgreSQL stays stopped in `postgres-restart`, ms.
-    pub outage_ms: u64,
-    /// Load after each fault ends, ms.
-    pub steady_after_ms: u64,
-    /// A request without an answer after this is a failure, ms.
-    pub request_timeout_ms: u64,
     /// `--pool-max` of every stack.
     pub pool_max: u32,
     /// `--workers` of every stack.
     pub server_workers: usize,
     /// `--blocking-threads` of the diesel stacks.
     pub blocking_threads: usize,
-    /// The soak's length per stack, when one ran.
-    pub soak_seconds: Option<f64>,
     /// The scenarios of the soak's load.
     pub soak_scenarios: Vec<String>,
 }
@@ -257,16 +284,18 @@ mod tests {
                 stacks: vec![],
                 faults: vec![],
                 scenarios: vec![],
-                connections: 0,
+                load: FaultLoad {
+                    connections: 0,
+                    before: Duration::ZERO,
+                    outage: Duration::ZERO,
+                    after: Duration::ZERO,
+                    timeout: Duration::ZERO,
+                    soak: Some(Duration::ZERO),
+                },
                 client_workers: 0,
-                steady_before_ms: 0,
-                outage_ms: 0,
-                steady_after_ms: 0,
-                request_timeout_ms: 0,
                 pool_max: 0,
                 server_workers: 0,
                 blocking_threads: 0,
-                soak_seconds: Some(0.0),
                 soak_scenarios: vec![],
             },
             stacks: vec![StackFaults {

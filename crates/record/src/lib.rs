@@ -16,4 +16,5 @@ pub mod merge;
 pub mod metric;
 pub mod outcome;
 pub mod results;
+mod units;
 pub mod warnings;

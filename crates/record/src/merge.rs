@@ -30,7 +30,8 @@ pub fn merge(mut parts: Vec<RunResults>, id: &str) -> Result<RunResults, String>
         .map(|p| p.run.finished_at.clone())
         .collect::<Option<Vec<_>>>()
         .and_then(|ends| ends.into_iter().max());
-    merged.run.status = worst_status(parts.iter().map(|p| p.run.status.as_str()));
+    merged.run.status =
+        parts.iter().map(|p| p.run.status).min().unwrap_or(bookstore_report::RunStatus::Complete);
     merged.shards = parts.iter().flat_map(|p| p.shards.clone()).collect();
     merged.warnings = Vec::new();
     for part in &parts {
@@ -97,13 +98,6 @@ fn check_parts(parts: &mut [RunResults]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `failed`/`interrupted` over `running` over `complete`.
-fn worst_status<'a>(statuses: impl Iterator<Item = &'a str>) -> String {
-    const ORDER: [&str; 5] = ["failed", "interrupted", "running", "complete", ""];
-    let rank = |s: &str| ORDER.iter().position(|o| *o == s).unwrap_or(0);
-    statuses.min_by_key(|s| rank(s)).unwrap_or("complete").to_owned()
 }
 
 fn merge_stack(parts: &[RunResults], name: &str) -> Result<StackResults, String> {
@@ -333,7 +327,7 @@ mod tests {
                 id: format!("run-shard{index}of{count}"),
                 started_at: format!("2026-11-30T10:00:0{index}Z"),
                 finished_at: Some(format!("2026-11-30T10:05:0{index}Z")),
-                status: "complete".into(),
+                status: bookstore_report::RunStatus::Complete,
                 failure: None,
                 command_line: vec![],
                 wall_seconds: None,

@@ -6,6 +6,43 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+/// How a run went (ordered worst first, as a merge of shards keeps it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The run itself failed (`failure` says why).
+    Failed,
+    /// Stopped early (Ctrl-C or SIGTERM): what was measured before is kept.
+    Interrupted,
+    /// Still running, or it died without saying so.
+    Running,
+    /// Ran to its end.
+    Complete,
+}
+
+impl RunStatus {
+    /// As the results files write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+        }
+    }
+
+    /// `Interrupted` if the run was stopped, else `Complete`: how a run that ends says it.
+    pub fn ended(stopped: bool) -> Self {
+        if stopped { RunStatus::Interrupted } else { RunStatus::Complete }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// When and how a run went: the head of every results document of the workspace.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -16,8 +53,8 @@ pub struct RunInfo {
     pub started_at: String,
     /// RFC 3339 UTC; `None` while running or after a crash.
     pub finished_at: Option<String>,
-    /// `running`, `complete`, `interrupted` (Ctrl-C) or `failed` (the run itself failed).
-    pub status: String,
+    /// How it went.
+    pub status: RunStatus,
     /// What stopped a `failed` run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -36,7 +73,7 @@ impl RunInfo {
             id,
             started_at: crate::environment::now_rfc3339(),
             finished_at: None,
-            status: "running".into(),
+            status: RunStatus::Running,
             failure: None,
             command_line,
             wall_seconds: None,

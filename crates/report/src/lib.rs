@@ -18,7 +18,7 @@ pub mod page;
 pub mod progress;
 pub mod signal;
 
-pub use document::{RunInfo, read_document, undocumented_fields, write_document};
+pub use document::{RunInfo, RunStatus, read_document, undocumented_fields, write_document};
 pub use environment::Environment;
 pub use latency::LatencySummary;
 pub use page::page_environment;

@@ -338,8 +338,7 @@ pub(crate) fn new_results(
             database: database.kind().to_owned(),
             parity: parity(),
             rates: options.equal_load_rates().to_vec(),
-            arrivals: (!options.equal_load_rates().is_empty())
-                .then(|| options.arrivals.name().to_owned()),
+            arrivals: (!options.equal_load_rates().is_empty()).then_some(options.arrivals),
             cpu_placement: Vec::new(),
         },
         ceilings: Ceilings::default(),

@@ -98,7 +98,7 @@ impl<'a> Suite<'a> {
         // Stop what the run started before the results say it is over.
         suite.processes.clear();
         suite.responder = None;
-        suite.results.run.status = if suite.stopped() { "interrupted" } else { "complete" }.into();
+        suite.results.run.status = bookstore_report::RunStatus::ended(suite.stopped());
         suite.results.run.finished_at = Some(now_rfc3339());
         suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
         suite.save_now()?;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bookstore_faults::{Fault, FaultsOptions};
-use bookstore_record::faults::FaultsResults;
+use bookstore_record::faults::{FaultLoad, FaultsResults};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
@@ -46,16 +46,18 @@ fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
     FaultsOptions {
         stacks: bookstore_app::stacks::ALL.to_vec(),
         faults,
-        connections: 128,
+        load: FaultLoad {
+            connections: 128,
+            before: Duration::from_millis(500),
+            outage: OUTAGE,
+            after: Duration::from_millis(1000),
+            timeout: Duration::from_secs(10),
+            soak: None,
+        },
         client_workers: 2,
-        steady_before: Duration::from_millis(500),
-        outage: OUTAGE,
-        steady_after: Duration::from_millis(1000),
-        request_timeout: Duration::from_secs(10),
         pool_max: 8,
         server_workers: 2,
         blocking_threads: 8,
-        soak: None,
         bin_dir: bin_dir(),
         workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
         output,
@@ -79,7 +81,7 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
     let options = options(output.clone(), vec![Fault::TerminateBackends, Fault::PostgresRestart]);
     let results = bookstore_faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
-    assert_eq!(results.run.status, "complete");
+    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
     // The file holds the run (floats aside: serde_json's default parser does not promise
     // the last bit of every f64).
     let saved = FaultsResults::read(&output).unwrap();
@@ -173,7 +175,7 @@ fn a_stack_that_loses_one_acknowledged_write_fails_the_audit() {
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("faults.json"), vec![Fault::TerminateBackends]);
     options.stacks = vec![bookstore_app::stacks::AXUM_SERDE_SQLX];
-    options.connections = 16;
+    options.load.connections = 16;
     options.front = Some(Arc::new(|server: SocketAddr| {
         proxy::start(server, LosesOneWrite { checkouts: AtomicU64::new(0) })
     }));

@@ -36,8 +36,9 @@ pub struct LoadPlan {
     pub requests: Option<u64>,
 }
 
-/// How an open loop's requests arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How an open loop's requests arrive (the results record it by these names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Evenly spaced: one every `1 / rate`.
     #[default]

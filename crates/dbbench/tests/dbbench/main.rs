@@ -340,7 +340,7 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
         stop: Default::default(),
     };
     let results = run::run(&options).unwrap();
-    assert_eq!(results.run.status, "complete");
+    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
     // In 2 rounds: 6 operation variants (the join twice) × 3 styles; 6 strategies × 2
     // libraries on PostgreSQL, 4 × 2 on the others; 3 styles per database; 7 task variants.
     let databases = 1 + others::OPTIONAL_BUILT_IN;
@@ -449,7 +449,7 @@ async fn ctrl_c_keeps_what_was_measured_and_drops_the_run_database() {
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
     assert!(status.success(), "{status}");
     let results = bookstore_dbbench::results::DbBenchResults::read(&output).unwrap();
-    assert_eq!(results.run.status, "interrupted");
+    assert_eq!(results.run.status, bookstore_report::RunStatus::Interrupted);
     assert!(!results.tasks.is_empty() && results.tasks.len() < 14, "{}", results.tasks.len());
     assert!(results.bulk.is_empty());
     assert!(results.skipped.iter().any(|s| s == "Bulk: not run, the run was interrupted"));

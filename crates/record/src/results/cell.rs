@@ -130,7 +130,7 @@ pub struct OpenLoop {
     /// concurrency (`--rates 0.7`); absent for a rate given in requests per second.
     pub fraction_of_slowest: Option<f64>,
     /// `constant` (evenly spaced) or `poisson`.
-    pub arrivals: String,
+    pub arrivals: Arrivals,
     /// Requests due in the window.
     pub due: u64,
     /// The share of them answered by the window's end plus a grace of a tenth of the
@@ -167,7 +167,7 @@ impl OpenLoop {
         Self {
             offered_rps,
             fraction_of_slowest,
-            arrivals: arrivals.name().to_owned(),
+            arrivals,
             due,
             achieved_fraction: if due > 0 { counts.in_time as f64 / due as f64 } else { 0.0 },
             dropped: counts.dropped,

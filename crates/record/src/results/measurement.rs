@@ -26,12 +26,12 @@ pub struct Measurement {
     /// The shortest warm-up before each window; it lasts until every connection has had an
     /// answer (at most 5 s).
     #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
-    #[serde(rename = "warmup_seconds", with = "seconds")]
+    #[serde(rename = "warmup_seconds", with = "crate::units::seconds")]
     pub warmup: Duration,
     /// The shortest measurement window; it lasts until it holds one answer per connection
     /// (at most 4 × this).
     #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
-    #[serde(rename = "window_seconds", with = "seconds")]
+    #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
     /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
     /// side by side, and are compared round by round (at least 2 for a verdict).
@@ -42,7 +42,7 @@ pub struct Measurement {
     pub repeat: u32,
     /// A request without an answer after this is an error.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    #[serde(rename = "request_timeout_ms", with = "millis")]
+    #[serde(rename = "request_timeout_ms", with = "crate::units::millis")]
     pub request_timeout: Duration,
     /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
     /// this machine's disk as much as the stacks).
@@ -72,37 +72,6 @@ impl Measurement {
     /// Windows per cell: rounds × repeat.
     pub fn total_rounds(&self) -> u32 {
         self.rounds.max(1) * self.repeat.max(1)
-    }
-}
-
-/// A duration as seconds (`0.2`), as the results file writes them.
-mod seconds {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let seconds = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(seconds).map_err(serde::de::Error::custom)
-    }
-}
-
-/// A duration as whole milliseconds.
-mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_millis)
     }
 }
 

@@ -16,6 +16,7 @@ pub use bookstore_report::{Environment, LatencySummary, RunInfo};
 use bookstore_report::{read_document, write_document};
 
 use crate::warnings::kinds::Warning;
+use bookstore_client::engine::Arrivals;
 
 mod cell;
 mod measurement;
@@ -153,7 +154,7 @@ pub struct Settings {
     /// How the fixed-load phase's requests arrived: `constant` (evenly spaced) or `poisson`
     /// (`--poisson`). Absent without the phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrivals: Option<String>,
+    pub arrivals: Option<Arrivals>,
     /// `--cpus`: the CPUs each tier's processes were pinned to, as read back from them after
     /// pinning. Empty: no placement, every process on every CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
