@@ -310,8 +310,6 @@ pub(crate) fn write_output(output: &std::path::Path, text: &str) -> anyhow::Resu
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
 }
 
-/// Where the HTML summary goes unless told otherwise.
-
 pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     if let Some(rate) = args.rate
         && !(rate.is_finite() && rate > 0.0)

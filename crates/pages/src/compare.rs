@@ -106,7 +106,7 @@ pub fn compare(base: &[RunResults], new: &[RunResults]) -> Vec<Change> {
                     continue;
                 };
                 let disqualified = b.disqualified().or_else(|| a.disqualified());
-                tests.push(disqualified.is_none().then(|| (base_rates, new_rates)));
+                tests.push(disqualified.is_none().then_some((base_rates, new_rates)));
                 let p99 = |d: &Dataset<'_>| {
                     d.latency(&target, scenario, concurrency).map(|h| h.value_at_quantile(0.99))
                 };
