@@ -36,7 +36,7 @@ impl Op {
     /// All five, in the order they are measured (the join before the inserts grow the table).
     pub const ALL: [Op; 5] = [Op::FindById, Op::Join, Op::Update, Op::Insert, Op::BatchInsert100];
 
-    #[allow(missing_docs)] // named for what it returns
+    /// Its name in results (the serde name) and, with spaces, on the page.
     pub fn name(self) -> &'static str {
         match self {
             Op::Insert => "insert",
@@ -63,7 +63,6 @@ pub struct Population {
 }
 
 /// One cell's measurement.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone)]
 pub struct Measured {
     /// Operations completed in the window.
@@ -72,6 +71,7 @@ pub struct Measured {
     pub errors: u64,
     /// The first error, if any.
     pub first_error: Option<String>,
+    /// The window's length ([`Timing::window`]): what `ops` is divided by for a rate.
     pub window: Duration,
     /// Latency of the window's operations.
     pub latency_us: Histogram<u64>,
@@ -112,7 +112,7 @@ impl WorkerTally {
 pub struct Timing {
     /// Unmeasured time first.
     pub warmup: Duration,
-    /// The measured window.
+    /// The measured window, after `warmup`.
     pub window: Duration,
 }
 

@@ -23,7 +23,7 @@ pub enum Variant {
     OsThreadPool,
     /// tokio tasks on a runtime with one worker per CPU, each a `tokio::time::sleep`.
     TokioTasks,
-    /// tokio's blocking pool (up to 512 threads), each task a `std::thread::sleep`.
+    /// tokio's blocking pool (up to [`BLOCKING_THREADS`]), each task a `std::thread::sleep`.
     SpawnBlocking,
     /// The mistake: `std::thread::sleep` inside async tasks — each blocks a worker.
     BlockingSleepInAsync,
@@ -36,7 +36,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    #[allow(missing_docs)] // named for what it returns
+    /// Its name in results (the serde name) and, with spaces, on the page.
     pub fn name(self) -> &'static str {
         match self {
             Variant::OsThreadPool => "os_thread_pool",
