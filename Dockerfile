@@ -3,8 +3,8 @@
 # STACK is one of the five stacks (SPEC §1) or `loadgen` (with the responder). Every image is
 # built with the same release profile and .cargo/config.toml flags as scripts/bench.sh
 # builds (SPEC §1 parity); the runtime image holds its binaries (libpq is linked
-# statically), stripped (`install -s`: the same code without its line tables, ~16 MB less
-# per binary).
+# statically), stripped (`install -s`: the same code without its line tables, which only
+# make a panic's backtrace readable, for a smaller image).
 # The build stage does not depend on STACK: it builds every image's binaries in one cargo
 # run (the links run side by side), and the engine's cache hands that one result to each of
 # the six images docker-compose.yml builds, instead of six builds.

@@ -5,7 +5,8 @@
 # summary/five-stack-summary.html. Arguments go to `loadgen suite` (see its --help), e.g.
 #   scripts/bench.sh --quick                      # short windows, a few minutes
 #   scripts/bench.sh --stacks axum-serde-sqlx,hyper-sonic-sqlx --repeat 3
-# Run it on a quiet machine: another build or test run at the same time halves the figures.
+# Run it on a quiet machine: another build or test run at the same time takes the stacks' CPU
+# and lowers every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -10,9 +10,11 @@
 # labelled variants (`<stack>.p<pool>[.t<threads>][.db<latency>]`) in the same rounds. The
 # page's section "The database farther away" answers from the results file.
 #
-#   scripts/deployment-study.sh            # the full grid: 4 scenarios × 27 parties, ~16 min
+#   scripts/deployment-study.sh            # the full grid: 4 scenarios × 27 parties
 #   scripts/deployment-study.sh --tiny     # 12 parties, one scenario, 2 rounds (its test)
 #   POOLS=16,64 LATENCIES=0,1ms ROUNDS=8 CEILINGS=1 scripts/deployment-study.sh
+# The full grid's kept run, its duration in `run.wall_seconds`:
+# summary/results/2026-12-02T09-59-56Z-deployment-study.json.
 # ROUNDS (5), DURATION (1s) and CEILINGS (0: none; 1: the database ceilings, directly and
 # behind each relay) set the measurement; further arguments go to `loadgen suite` (not
 # those three: it takes each flag once). BIN_DIR=… uses binaries already built (else a

@@ -104,7 +104,8 @@ build_rust() {
     scratch+=("$context")
     say "$rust: $version from the host, crates vendored from Cargo.lock"
     mkdir -p "$context/toolchain"
-    # Hard links where the file system allows: the toolchain is ~600 MB without its docs.
+    # Hard links where the file system allows: the toolchain is large even without its docs
+    # (`du -sh "$sysroot"`), and a copy per build would be its size again.
     cp -al "$sysroot/bin" "$sysroot/lib" "$context/toolchain/" 2>/dev/null \
         || cp -a "$sysroot/bin" "$sysroot/lib" "$context/toolchain/"
     (cd "$root" && cargo vendor --locked --quiet "$context/vendor" >/dev/null)

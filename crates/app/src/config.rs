@@ -75,15 +75,16 @@ pub enum BlockingPool {
 }
 
 /// The validated configuration a server runs with.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
-    /// Where to listen.
+    /// Where to listen: `--bind`, or localhost at the stack's default port.
     pub bind: SocketAddr,
+    /// The store's connection pool (`--database-url`, `--pool-max`, `--acquire-timeout-ms`).
     pub pool: PoolSettings,
-    /// Runtime worker threads.
+    /// Runtime worker threads: `--workers`, or one per CPU.
     pub workers: usize,
-    /// Threads for blocking database calls; `None` for async stores.
+    /// Threads for blocking database calls, `--blocking-threads` or one per pooled
+    /// connection; `None` for async stores.
     pub blocking_threads: Option<usize>,
     /// How the workers share those threads, if not the framework's default way.
     pub blocking_pool: Option<BlockingPool>,

@@ -36,7 +36,7 @@ pub struct Identity {
 pub struct Reply {
     /// HTTP status code.
     pub status: u16,
-    /// JSON body.
+    /// The JSON document, serialized by the stack's codec.
     pub body: Vec<u8>,
 }
 

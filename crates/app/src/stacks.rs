@@ -109,9 +109,9 @@ pub enum Axis {
 pub struct AxisPair {
     /// What the page calls the comparison.
     pub title: &'static str,
-    /// The first stack.
+    /// The stack compared against: the page reports `changed` against this one.
     pub baseline: StackInfo,
-    /// The second.
+    /// The stack with the axes changed.
     pub changed: StackInfo,
     /// The axes that differ.
     pub axes: &'static [Axis],

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use crate::engine::conn;
 
-/// A whole response.
-#[allow(missing_docs)] // named for what they hold
+/// A whole response, copied out of the connection's buffer.
 #[derive(Debug, Clone)]
 pub struct ProbeResponse {
+    #[allow(missing_docs)] // named for what it holds
     pub status: u16,
-    /// `Content-Type`, if any.
+    /// `Content-Type`, if any (lossily decoded where not UTF-8).
     pub content_type: Option<String>,
+    /// Exactly `Content-Length` bytes: [`exchange`] refuses chunked bodies.
     pub body: Vec<u8>,
 }
 

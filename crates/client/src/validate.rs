@@ -12,19 +12,20 @@ use bookstore_fixture::seed;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value that keeps object fields in the order they were written.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
     /// `null`.
     Null,
     /// `true`/`false`.
     Bool(bool),
-    /// An integer.
+    /// A number without fraction or exponent that fits `i64` or `u64` (a larger one is a
+    /// `Float`).
     Int(i128),
     /// A number with a fraction or exponent.
     Float(f64),
-    /// A string.
+    /// A string, unescaped.
     Str(String),
+    /// An array, items in order.
     Array(Vec<Json>),
     /// An object, fields in order.
     Object(Vec<(String, Json)>),
@@ -154,7 +155,8 @@ pub fn health(body: &[u8]) -> Result<(), String> {
     (string(status, "status")? == "UP").then_some(()).ok_or_else(|| "status is not UP".into())
 }
 
-#[allow(missing_docs)] // named for what it returns
+/// `{"service", "version": 1, "now", "tags"}`, in that order: a contract timestamp and four
+/// tags, the last `benchmark`.
 pub fn small_json(body: &[u8]) -> Result<(), String> {
     let value = parse(body)?;
     let [service, version, now, tags] =

@@ -603,12 +603,13 @@ async fn read_response(stream: &mut TcpStream) -> std::io::Result<TestResponse> 
 }
 
 /// A response that has passed the contract's header checks.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone)]
 pub struct TestResponse {
-    /// Status code.
+    #[allow(missing_docs)] // named for what it holds
     pub status: u16,
+    /// Every header, for tests that check more than the contract's two.
     pub headers: HeaderMap,
+    /// The body, `Content-Length` bytes long; empty for HEAD.
     pub body: Bytes,
 }
 

@@ -40,11 +40,11 @@ pub fn transform(row: &SourceRow) -> BatchResult {
 // multi-row insert of defaultable values into one INSERT per row there.
 #[diesel(treat_none_as_default_value = false)]
 pub struct BatchResult {
-    /// The source row.
+    /// The `batch_source` row it was made from, one result per source row.
     pub source_id: i64,
-    /// Its transformed payload.
+    /// The payload upper-cased, then `#` and the payload's length in bytes.
     pub label: String,
-    /// Its transformed amount.
+    /// The amount with 8% tax, rounded down.
     pub amount_with_tax_cents: i64,
 }
 
@@ -136,10 +136,10 @@ pub enum Work {
     /// Insert these source rows.
     Seed(std::ops::Range<i64>),
     /// Process the partition `id % parts = part`.
-    #[allow(missing_docs)] // named for what they hold
     Partition {
+        /// Which partition, in `0..parts`.
         part: usize,
-        /// Of how many.
+        /// Partitions in all (the job's parallelism).
         parts: usize,
     },
 }

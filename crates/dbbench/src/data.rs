@@ -26,16 +26,17 @@ impl Rng {
 #[diesel(table_name = crate::schema::items)]
 // Plain values (no DEFAULT for absent fields, which it has none of): what diesel's binary
 // COPY needs, and what keeps its multi-row insert one statement on SQLite.
-#[allow(missing_docs)] // named for what they hold
 #[diesel(treat_none_as_default_value = false)]
 pub struct Item {
-    /// Key.
+    /// `1..=count`, given here rather than by the database.
     pub id: i64,
     /// Unique, carries [`SENTINEL`].
     pub sku: String,
     /// Carries [`SENTINEL`] and, row by row, every character that needs care.
     pub name: String,
+    /// Under 100,000; like every field, a function of `id` ([`items`]).
     pub price_cents: i32,
+    /// Under 97, a function of `id`.
     pub quantity: i32,
 }
 

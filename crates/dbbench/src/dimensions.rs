@@ -184,7 +184,7 @@ pub enum Library {
 }
 
 impl Library {
-    /// Both.
+    /// Each library, in the order of the page's columns and bars.
     pub const ALL: [Library; 2] = [Library::Sqlx, Library::Diesel];
 
     /// Its name in results and on the page.

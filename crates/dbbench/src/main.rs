@@ -24,7 +24,7 @@ enum Command {
     Run(Box<RunArgs>),
     /// Render the page of a results file.
     Report {
-        /// The results file.
+        /// A results file written by `dbbench run` (crates/dbbench/DBBENCH.md describes it).
         results: PathBuf,
         /// Where to write the page.
         #[arg(short, long, default_value = "summary/db-microbench.html")]

@@ -21,7 +21,7 @@ pub enum Access {
 }
 
 impl Access {
-    /// All three.
+    /// Each style, in the order of the page's columns and legend.
     pub const ALL: [Access; 3] =
         [Access::SqlxTasks, Access::DieselSpawnBlocking, Access::DieselThreads];
 

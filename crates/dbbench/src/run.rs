@@ -46,7 +46,7 @@ pub struct Options {
     pub database_url: Option<String>,
     /// Where a throwaway server comes from.
     pub provider: Provider,
-    /// The results file.
+    /// Where the results document goes, rewritten after every cell; its stem is the run's id.
     pub output: PathBuf,
     /// The workspace, for the environment record.
     pub workspace: PathBuf,

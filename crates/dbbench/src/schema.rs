@@ -8,43 +8,39 @@ pub const SCHEMA_SQL: &str = include_str!("../sql/dbbench.sql");
 /// The index that the users/orders join needs, created and dropped by the CRUD benchmark.
 pub const JOIN_INDEX_SQL: &str =
     "CREATE INDEX IF NOT EXISTS orders_user_id_idx ON orders (user_id)";
-/// Its removal.
+/// Drops [`JOIN_INDEX_SQL`]'s index again, for the join measured without it.
 pub const DROP_JOIN_INDEX_SQL: &str = "DROP INDEX IF EXISTS orders_user_id_idx";
 
 diesel::table! {
     /// The CRUD benchmark's users.
-    #[allow(missing_docs)] // named for what they hold
+    #[allow(missing_docs)] // columns named for what they hold, as in sql/dbbench.sql
     users (id) {
-        /// Key.
         id -> BigInt,
         name -> Text,
-        /// E-mail.
         email -> Text,
     }
 }
 
 diesel::table! {
     /// The CRUD benchmark's orders, many per user.
-    #[allow(missing_docs)] // named for what they hold
+    #[allow(missing_docs)] // columns named for what they hold, as in sql/dbbench.sql
     orders (id) {
-        /// Key.
         id -> BigInt,
         user_id -> BigInt,
         amount_cents -> Integer,
-        /// `new`, `paid`, …
+        /// `new` when inserted, `paid` once updated.
         status -> Text,
     }
 }
 
 diesel::table! {
-    /// The bulk insert strategies' target.
-    #[allow(missing_docs)] // named for what they hold
+    /// The bulk insert strategies' target; [`crate::data::Item`] is its row.
+    #[allow(missing_docs)] // columns named for what they hold, as in sql/dbbench.sql
     items (id) {
-        /// Key, given by the generator.
+        /// Given by the generator, not by the database: the strategies insert the same keys.
         id -> BigInt,
-        /// Stock-keeping unit.
         sku -> Text,
-        /// Name (with quotes, escapes and non-ASCII text).
+        /// Carries quotes, escapes and non-ASCII text ([`crate::data::items`]).
         name -> Text,
         price_cents -> Integer,
         quantity -> Integer,
@@ -52,25 +48,22 @@ diesel::table! {
 }
 
 diesel::table! {
-    /// The batch job's input.
+    /// The batch job's input ([`crate::batch::source_row`]).
+    #[allow(missing_docs)] // columns named for what they hold, as in sql/dbbench.sql
     batch_source (id) {
-        /// Key.
         id -> BigInt,
-        /// Text to transform.
         payload -> Text,
-        /// Amount to transform.
         amount_cents -> BigInt,
     }
 }
 
 diesel::table! {
-    /// The batch job's output, one row per source row.
+    /// The batch job's output, one row per source row ([`crate::batch::transform`]).
+    #[allow(missing_docs)] // columns named for what they hold, as in sql/dbbench.sql
     batch_results (source_id) {
-        /// The source row.
+        /// The `batch_source` row it was made from.
         source_id -> BigInt,
-        /// The transformed payload.
         label -> Text,
-        /// The transformed amount.
         amount_with_tax_cents -> BigInt,
     }
 }

@@ -83,14 +83,14 @@ pub struct FormattedTimestamp([u8; 27]);
 pub struct FormattedDate([u8; 10]);
 
 impl FormattedTimestamp {
-    /// The text.
+    /// The text, `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("only ASCII digits and separators are written")
     }
 }
 
 impl FormattedDate {
-    /// The text.
+    /// The text, `YYYY-MM-DD`.
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.0).expect("only ASCII digits and separators are written")
     }

@@ -32,11 +32,11 @@ const TEMPLATE: &str = include_str!("../templates/compare.html");
 pub const EXIT_REGRESSION: u8 = 3;
 
 /// One cell measured on both sides.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Change {
     /// Stack or ceiling.
     pub target: String,
+    /// The scenario's name in SPEC §4.
     pub scenario: String,
     /// Connections of the stacks' cells.
     pub concurrency: u32,
@@ -131,19 +131,20 @@ pub fn compare(base: &[RunResults], new: &[RunResults]) -> Vec<Change> {
     changes
 }
 
-/// A pair of stacks as one side's summary judges it.
-#[allow(missing_docs)] // named for what they hold
+/// A pair of stacks as each side's summary judges it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PairVerdicts {
+    /// The scenario's name in SPEC §4.
     pub scenario: String,
+    /// Connections of the cell.
     pub concurrency: u32,
-    /// The first stack of the pair.
+    /// The pair's first stack, the one that sorts first by name (the same on both sides).
     pub a: String,
     /// The second: each comparison is of `b` against `a`.
     pub b: String,
-    /// In BASE.
+    /// BASE's verdict; `None` when BASE did not compare the pair.
     pub base: Option<Comparison>,
-    /// In NEW.
+    /// NEW's, likewise.
     pub new: Option<Comparison>,
 }
 

@@ -14,7 +14,7 @@ use bookstore_stats::{Comparison, Summary, digits};
 
 /// One stack in one table cell of the page: a scenario at a concurrency (saturation) or at
 /// an offered rate (equal load). Units are in the field names; `None` is written empty.
-#[allow(missing_docs)] // named for what they hold; crates/record/RESULTS.md, "Exports"
+#[allow(missing_docs)] // the rest named for what they hold; crates/record/RESULTS.md, "Exports"
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub scenario: String,
@@ -32,13 +32,16 @@ pub struct Row {
     pub rounds: usize,
     /// `goodput`, `answered` (201 or 409: `checkoutSoldOut`) or `throughput`.
     pub rate_metric: &'static str,
+    /// The `rate_metric` rate, median over the rounds (`_min`, `_max`: their range).
     pub rate_rps_median: Option<f64>,
     pub rate_rps_min: Option<f64>,
     pub rate_rps_max: Option<f64>,
+    /// Latency of the ranked answers, median over the rounds; likewise the p99 and p99.9.
     pub p50_us_median: Option<f64>,
     pub p99_us_median: Option<f64>,
     pub p999_us_median: Option<f64>,
-    /// This stack's ranked value ÷ the first's, with the interval of the verdict method.
+    /// This stack's ranked value ÷ the first's; `_low`, `_high`: the interval of the
+    /// verdict method.
     pub vs_first_ratio: Option<f64>,
     pub vs_first_low: Option<f64>,
     pub vs_first_high: Option<f64>,

@@ -12,11 +12,11 @@ pub const RECOVERY_TARGET_MS: f64 = 1000.0;
 /// One stack's row, from whichever files hold its faults and its soak.
 #[derive(Debug, Clone)]
 pub struct StackRow<'a> {
-    /// The stack.
+    /// The stack's name, the key that joins its faults and its soak.
     pub stack: &'a str,
     /// Its faults (from the file named by `faults_from`).
     pub faults: &'a [FaultRecord],
-    /// Its soak.
+    /// Its soak, from the last file that has one; `None`: not run.
     pub soak: Option<&'a SoakRecord>,
     /// Why it could not be measured, if it could not.
     pub failure: Option<&'a str>,

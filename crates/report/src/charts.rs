@@ -43,13 +43,13 @@ pub struct Tick {
 /// A legend entry.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Legend {
-    /// Swatch colour.
+    /// Swatch colour, as the series is drawn.
     pub colour: String,
-    /// Name.
+    /// What the series is (a stack, a variant, the ceiling).
     pub label: String,
 }
 
-/// A bar.
+/// One bar of a [`BarChart`], placed on its canvas.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Bar {
     /// Left, px.
@@ -60,7 +60,7 @@ pub struct Bar {
     pub width: f64,
     /// Height, px.
     pub height: f64,
-    /// Fill.
+    /// Fill colour, the bar's series colour.
     pub colour: String,
     /// Tooltip (SVG `<title>`).
     pub title: String,
@@ -77,12 +77,11 @@ pub struct Mark {
     pub x2: f64,
     /// Height, px.
     pub y: f64,
-    /// Tooltip.
+    /// Tooltip (SVG `<title>`).
     pub title: String,
 }
 
 /// Grouped bars: one group per concurrency, one bar per stack, the ceiling as a line.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct BarChart {
     /// Canvas width, px.
@@ -91,12 +90,13 @@ pub struct BarChart {
     pub height: f64,
     /// Plot area: left, top, right, bottom, px.
     pub plot: (f64, f64, f64, f64),
-    /// Value ticks.
+    /// Ticks of the value (vertical) axis, from 0 in "nice" steps ([`nice_step`]).
     pub y_ticks: Vec<Tick>,
     /// Group labels (under the groups).
     pub groups: Vec<Tick>,
+    /// One per [`BarValue`]; a slot without a value is left empty.
     pub bars: Vec<Bar>,
-    /// Ceilings.
+    /// The ceilings, one per group that has one.
     pub marks: Vec<Mark>,
     /// What the value axis shows, with its unit.
     pub y_label: String,
@@ -105,11 +105,11 @@ pub struct BarChart {
 /// One line of a line chart.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Series {
-    /// Stroke.
+    /// Stroke colour.
     pub colour: String,
     /// `x,y x,y …` for an SVG polyline.
     pub points: String,
-    /// Tooltip.
+    /// Tooltip (SVG `<title>`).
     pub title: String,
 }
 
@@ -126,7 +126,7 @@ pub struct LineChart {
     pub x_ticks: Vec<Tick>,
     /// Vertical axis ticks.
     pub y_ticks: Vec<Tick>,
-    /// The lines.
+    /// One line per target, in the order of the curves given.
     pub series: Vec<Series>,
     /// Horizontal axis label.
     pub x_label: String,
@@ -181,7 +181,6 @@ pub fn short_number(value: f64) -> String {
 }
 
 /// One bar's data.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone)]
 pub struct BarValue {
     /// Group index (concurrency).
@@ -192,8 +191,9 @@ pub struct BarValue {
     pub value: f64,
     /// Min–max over repeats, when repeated.
     pub range: Option<(f64, f64)>,
+    /// Fill colour: its series' (a stack's, a library's), the same on every chart of a page.
     pub colour: String,
-    /// Tooltip.
+    /// Tooltip (SVG `<title>`): what the bar stands for, with its value.
     pub title: String,
 }
 

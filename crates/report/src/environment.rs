@@ -22,7 +22,7 @@ pub struct Environment {
     pub cpu_count: usize,
     /// `uname -sr`.
     pub kernel: Option<String>,
-    /// Physical memory.
+    /// Physical memory (`MemTotal` of /proc/meminfo).
     pub memory_bytes: Option<u64>,
     /// The PostgreSQL server version string.
     pub postgres_version: Option<String>,
@@ -40,7 +40,7 @@ pub struct Environment {
 /// read with [`build_identity!`](crate::build_identity) in the binary's own package.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Build {
-    /// The commit.
+    /// `git rev-parse HEAD` when the binary was built; `None` when git could not tell.
     pub git_commit: Option<&'static str>,
     /// Uncommitted changes to tracked files.
     pub git_dirty: Option<bool>,

@@ -3,23 +3,21 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// Percentiles of a latency histogram, µs.
-#[allow(missing_docs)] // named for what they hold
+/// Percentiles of a latency histogram, µs. Every value is the histogram's, so exact only
+/// to its significant figures (the recorders keep 3): `p99_us` is the value at quantile
+/// 0.99, and so on.
+#[allow(missing_docs)] // the percentiles and `max_us`: named for what they hold
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LatencySummary {
-    /// Samples.
+    /// Latencies recorded; never 0, as an empty histogram has no summary.
     pub count: u64,
+    /// Their arithmetic mean.
     pub mean_us: f64,
-    /// Median.
     pub p50_us: u64,
-    /// 90th percentile.
     pub p90_us: u64,
-    /// 99th percentile.
     pub p99_us: u64,
-    /// 99.9th percentile.
     pub p999_us: u64,
-    /// Largest.
     pub max_us: u64,
 }
 

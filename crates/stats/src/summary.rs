@@ -2,16 +2,15 @@
 
 use serde::Serialize;
 
-/// The samples of one measured thing (one per round).
-#[allow(missing_docs)] // named for what they hold
+/// The samples of one measured thing (one per round), in the samples' unit.
+#[allow(missing_docs)] // `min`, `max`: named for what they hold
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
-    /// Samples.
+    /// Samples summarised: at least 1, as [`Summary::of`] has none for no samples.
     pub n: usize,
+    /// The middle sample; of an even number, the mean of the two middle ones.
     pub median: f64,
-    /// Smallest.
     pub min: f64,
-    /// Largest.
     pub max: f64,
     /// Arithmetic mean.
     pub mean: f64,

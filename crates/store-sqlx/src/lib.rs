@@ -14,11 +14,13 @@
 //! keep it full by itself: sqlx refills a lost connection from a task that retries for up to
 //! 300 s with a backoff doubling to 60 s, holding the slot and its permit all the while. After
 //! a 3 s outage every slot is held by such a task asleep for seconds, and no request can
-//! connect until one wakes: the stack served again 1–3.3 s after PostgreSQL was back. Without
-//! `min_connections` a lost connection is replaced by the next request that needs one, whose
-//! retries stop at its acquire timeout (backoff at most a fifth of it), so the pool is full
-//! again within moments of PostgreSQL's return (measured in the faults tier's outage test and
-//! by `loadgen faults`). While PostgreSQL is up, both keep the same connections open.
+//! connect until one wakes, seconds after PostgreSQL is back. Without `min_connections` a
+//! lost connection is replaced by the next request that needs one, whose retries stop at its
+//! acquire timeout (backoff at most a fifth of it), so the pool is full again within moments
+//! of PostgreSQL's return: the faults tier's outage test checks it, and `loadgen faults`
+//! measures it (`recovery_ms` of the `postgres-restart` fault, kept in
+//! `summary/results/faults-2026-12-02T02-55-22Z.json`). While PostgreSQL is up, both keep
+//! the same connections open.
 
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;

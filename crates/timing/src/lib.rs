@@ -211,10 +211,12 @@ pub struct Report {
     pub store_calls_per_thread: BTreeMap<String, u64>,
 }
 
-/// One phase's distribution, µs.
+/// One phase's distribution, µs, as its histogram reports it (`p99_us`: the value at
+/// quantile 0.99, and so on).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[allow(missing_docs)] // named for what they hold
+#[allow(missing_docs)] // the mean, percentiles and max: named for what they hold
 pub struct PhaseSummary {
+    /// Times the phase was recorded: one per request, or per blocking call.
     pub count: u64,
     pub mean_us: f64,
     pub p50_us: u64,
@@ -226,11 +228,13 @@ pub struct PhaseSummary {
 /// The mean of each phase over the slowest 1% of the blocking calls (by their total, at
 /// least one call): where a slow call's time went.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[allow(missing_docs)] // named for what they hold
+#[allow(missing_docs)] // `mean_<phase>_us`: the mean of that `Phase` over `calls`
 pub struct SlowCalls {
     /// The fastest total among them.
     pub threshold_us: u64,
+    /// Calls in the slowest 1% of the kept ones.
     pub calls: u64,
+    /// The mean of their totals (the four blocking phases summed).
     pub mean_total_us: f64,
     pub mean_thread_wait_us: f64,
     pub mean_conn_wait_us: f64,

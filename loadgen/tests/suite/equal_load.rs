@@ -57,8 +57,9 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     // of the freeze: P(latency > x) = 0.2 × (1 − x / 200 ms) for x under 200 ms — p90
     // 100 ms, p99 190 ms, p99.9 199 ms. After each freeze the queue drains 16 connections
     // at a time; a drain of D ms moves the share above 100 ms to 0.2 × (100 + D) / 200 and
-    // p90 to about 100 + D ms. A debug build on a busy two-core CI machine took D ≈ 30 ms
-    // (share 0.1305), so the bounds allow a drain of up to 60 ms.
+    // p90 to about 100 + D ms. D is the machine's, not the proxy's (a debug client on a busy
+    // CI host drains slowly), so `DRAIN_ALLOWANCE_MS` bounds it with room to spare; the
+    // assertions print the share and the p90 a run saw, the figures to check before raising it.
     const DRAIN_ALLOWANCE_MS: f64 = 60.0;
     let open = merged_latency(&frozen.equal_load);
     let ms = |q: f64| open.value_at_quantile(q) as f64 / 1000.0;

@@ -70,12 +70,13 @@ impl Queue {
 }
 
 /// The grid the arrivals are put on: each request is due at the first tick at or after its
-/// arrival, and requests of one tick go out together. Waking a thread costs about 15 µs on
-/// this VM (a context switch and a timer), and once per request at 20,000 a second per
-/// thread that was most of the client's CPU — 4.5 times a closed loop's per request; a
-/// tick of 250 µs wakes it at most 4,000 times a second. Latency still counts from when a
-/// request was due (its tick): the arrivals are batched, the timing is not blurred. Below
-/// 4,000 requests a second per thread, every tick holds at most one request.
+/// arrival, and requests of one tick go out together. Every wake-up of a thread is a context
+/// switch and a timer, and one per request made the open loop's client CPU per request
+/// several times a closed loop's (docs/loadgen.md gives the `loadgen http --rate` runs that
+/// showed it); on the grid a thread wakes at most once a tick, `1 s ÷ TICK` times a second.
+/// Latency still counts from when a request was due (its tick): the arrivals are batched,
+/// the timing is not blurred. Below `1 s ÷ TICK` requests a second per thread, every tick
+/// holds at most one request.
 pub(crate) const TICK: Duration = Duration::from_micros(250);
 
 /// `arrival` (since the window's start) moved up to the next tick.

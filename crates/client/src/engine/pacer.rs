@@ -3,12 +3,13 @@
 //! tokio's timer rounds every deadline up to its next millisecond tick, so a request due at
 //! 10.2 ms goes out at 11 ms: an open loop on it is up to a millisecond late on every
 //! request, and since latency counts from the intended send, that millisecond lands in
-//! every figure — more than a fast stack's whole answer (the responder's p50 is about
-//! 100 µs). A Linux timerfd armed for the exact remaining time and polled through the
-//! runtime's own epoll wakes the thread on time instead; what lateness is left is the
-//! client's own — a busy thread, and the wake-up itself (about 30 µs at the median on this
-//! VM, idle or not; cutting the thread's timer slack from 50 µs to 1 µs changed nothing) —
-//! which the open loop records as its send lag.
+//! every figure — more than a fast stack's whole answer (the responder's, `ceilings.http[]`
+//! `latency_ok_us` in the kept `summary/results/2026-12-01T18-45-30Z.json`). A Linux
+//! timerfd armed for the exact remaining time and polled through the runtime's own epoll
+//! wakes the thread on time instead; what lateness is left is the client's own — a busy
+//! thread, and the wake-up itself, which the thread's timer slack does not shorten — and
+//! the open loop records it as its send lag (`open_loop.send_lag_us` of every equal-load
+//! window, `stacks[].equal_load[]` in the same file).
 
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::time::Instant;

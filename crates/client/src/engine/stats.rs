@@ -17,7 +17,7 @@ pub enum Outcome {
     Ok,
     /// An expected business refusal (409 `out_of_stock` in checkout scenarios).
     Rejected,
-    /// Anything else.
+    /// Anything else: an error, of this kind.
     Error(ErrorKind),
 }
 
@@ -80,9 +80,9 @@ pub enum Phase {
 /// Counts of one phase.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PhaseCounts {
-    /// Expected successes.
+    /// Requests that ended [`Outcome::Ok`].
     pub ok: u64,
-    /// Expected refusals.
+    /// Requests that ended [`Outcome::Rejected`].
     pub rejected: u64,
     /// Errors by kind, indexed like [`ErrorKind::ALL`].
     pub errors: [u64; 6],
@@ -91,7 +91,7 @@ pub struct PhaseCounts {
 }
 
 impl PhaseCounts {
-    /// All errors.
+    /// Errors of every kind together.
     pub fn error_total(&self) -> u64 {
         self.errors.iter().sum()
     }

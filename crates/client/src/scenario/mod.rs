@@ -43,17 +43,17 @@ pub enum Books {
     /// None: the request names no book.
     None,
     /// Uniformly random over `first..=last` (a seeded generator, the same for every stack).
-    #[allow(missing_docs)] // named for what they hold
     Random {
-        /// The first book id.
+        /// The lowest book id asked for.
         first: i64,
+        /// The highest, included.
         last: i64,
     },
     /// `first..=last` in order, the users spread over it.
-    #[allow(missing_docs)] // named for what they hold
     Cycle {
-        /// The first book id.
+        /// The book id the cycle starts from.
         first: i64,
+        /// The last before it starts again, included.
         last: i64,
     },
     /// Always this book.
@@ -67,26 +67,30 @@ pub enum Answer {
     Health,
     /// 200, the small-json document.
     SmallJson,
-    /// 200, the large-json document with this many items.
-    #[allow(missing_docs)] // named for what they hold
-    LargeJson { items: usize },
+    /// 200, the large-json document.
+    LargeJson {
+        /// Books in it: the request's `limit`.
+        items: usize,
+    },
     /// 200, the `BookDetail` of the book asked for.
     BookDetail,
     /// 200, the first books by id.
     FirstBooks {
-        /// How many.
+        /// Books in the page: the request's `limit`.
         items: usize,
     },
     /// 200, search results.
     Search {
-        /// The query.
+        /// The request's `q`: every result's title or author name contains it, ignoring case.
         q: &'static str,
-        /// How many.
+        /// Results expected: the request's `limit`, which the seed has enough matches for.
         items: usize,
     },
     /// 200, the per-author inventory.
-    #[allow(missing_docs)] // named for what they hold
-    Inventory { rows: usize },
+    Inventory {
+        /// Authors in the report: the request's `limit`.
+        rows: usize,
+    },
     /// 201 with the checkout, or an honest 409 `out_of_stock`.
     Checkout,
 }
@@ -111,13 +115,13 @@ pub enum StoreCall {
 }
 
 /// Everything about one scenario.
-#[allow(missing_docs)] // named for what they hold
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScenarioSpec {
     /// Its name in SPEC §4.
     pub name: &'static str,
     /// What it sends.
     pub request: Request,
+    /// Which books its requests name, in which order.
     pub books: Books,
     /// What a correct answer is.
     pub answer: Answer,
@@ -345,7 +349,7 @@ impl Scenario {
         }
     }
 
-    #[allow(missing_docs)] // named for what it returns
+    /// The request's HTTP method: `POST` for checkouts, `GET` for the rest.
     pub fn method(self) -> &'static str {
         match self.spec().request {
             Request::Get { .. } | Request::BookById => "GET",

@@ -1,14 +1,15 @@
 //! The comparison method on simulated rounds, where the truth is known: five stacks
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
-//! cancels), and per-measurement noise sized like this machine's.
+//! cancels), and per-measurement noise sized like a kept run's ([`PAIR_SD`]).
 
 use bookstore_stats::{
     FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio,
 };
 
 /// The standard deviation across rounds of a pair's log ratio, measured on the kept
-/// repeat-3 run of the earlier suite (3 s windows, rounds minutes apart): the noisiest
-/// design this method has to work with. The default design measures less (docs/method.md, "How verdicts are made").
+/// repeat-3 run of the earlier suite, `summary/results/2026-11-30T13-07-55Z.json` (3 s
+/// windows, rounds minutes apart): the noisiest design this method has to work with. The
+/// default design measures less (docs/method.md, "How verdicts are made").
 const PAIR_SD: f64 = 0.13;
 /// Five stacks: ten pairs per family.
 const STACKS: usize = 5;
