@@ -222,12 +222,14 @@ pub(crate) struct ServerFlags {
 }
 
 impl ServerFlags {
-    pub(crate) fn server_workers(&self) -> usize {
-        self.server_workers.unwrap_or_else(cpus).max(1)
-    }
-
-    pub(crate) fn blocking_threads(&self) -> usize {
-        self.blocking_threads.unwrap_or(self.pool_max as usize).max(1)
+    /// What every stack is started with; a 0 would make every stack refuse to start, so
+    /// at least one worker and thread.
+    pub(crate) fn tuning(&self) -> bookstore_app::Tuning {
+        bookstore_app::Tuning {
+            pool_max: self.pool_max,
+            workers: self.server_workers.unwrap_or_else(cpus).max(1),
+            blocking_threads: self.blocking_threads.unwrap_or(self.pool_max as usize).max(1),
+        }
     }
 
     pub(crate) fn client_workers(&self) -> usize {

@@ -117,8 +117,9 @@ mod tests {
         let Command::Faults(faults) = cli.command else { panic!("not faults") };
         for servers in [&suite.servers, &faults.servers] {
             // A 0 would make every stack refuse to start: at least one.
-            assert_eq!((servers.server_workers(), servers.client_workers()), (1, 1));
-            assert_eq!(servers.blocking_threads(), 8, "the pool's size by default");
+            let tuning = servers.tuning();
+            assert_eq!((tuning.workers, servers.client_workers()), (1, 1));
+            assert_eq!(tuning.blocking_threads, 8, "the pool's size by default");
             assert_eq!(servers.bin_dir, PathBuf::from("target/release"));
         }
     }

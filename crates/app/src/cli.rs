@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::{Args, Command, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
+pub use crate::config::DbCalls;
 use crate::config::{BlockingArgs, ServerArgs, ServerConfig};
 use crate::handlers::Identity;
 use crate::routes::HEALTH_DB;
@@ -21,16 +22,6 @@ pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// A server's entry point: serve on an already bound listener until `shutdown` completes.
 /// Tests bind `127.0.0.1:0` and call it directly.
 pub type ServeFn = fn(TcpListener, ServerConfig, Shutdown) -> anyhow::Result<()>;
-
-/// Whether a stack runs its database calls on a blocking thread pool (and so accepts
-/// `--blocking-threads`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DbCalls {
-    /// The store is async; no blocking pool.
-    Async,
-    /// The store blocks; calls are handed to a thread pool.
-    Blocking,
-}
 
 /// The listen backlog of every stack: the connections the kernel completes before the
 /// server accepts them. `std::net::TcpListener::bind` asks for 128; a client opening 256

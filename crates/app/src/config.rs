@@ -11,6 +11,80 @@ use clap::Args;
 
 use crate::handlers::Identity;
 
+/// Whether a stack runs its database calls on a blocking thread pool (and so accepts
+/// `--blocking-threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbCalls {
+    /// The store is async; no blocking pool.
+    Async,
+    /// The store blocks; calls are handed to a thread pool.
+    Blocking,
+}
+
+/// The long names of the flags a harness sets on every stack it starts ([`Tuning`]),
+/// written once: clap below and [`Tuning`] both take them from here.
+pub mod flags {
+    /// `--pool-max`.
+    pub const POOL_MAX: &str = "pool-max";
+    /// `--workers`.
+    pub const WORKERS: &str = "workers";
+    /// `--blocking-threads`.
+    pub const BLOCKING_THREADS: &str = "blocking-threads";
+}
+
+/// What a measuring harness (the suite, `loadgen faults`) sets on every stack it starts:
+/// the pool's size, the runtime's workers, and for a blocking stack its blocking threads.
+/// A variant's own flags override them ([`Tuning::overridden_by`]), so a page reads a
+/// party's pool from the same place the party was started with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// `--pool-max`.
+    pub pool_max: u32,
+    /// `--workers`.
+    pub workers: usize,
+    /// `--blocking-threads` (blocking stacks only).
+    pub blocking_threads: usize,
+}
+
+impl Tuning {
+    /// The flags to start a stack whose database calls are `calls` with.
+    pub fn args(&self, calls: DbCalls) -> Vec<String> {
+        let mut args = vec![
+            format!("--{}", flags::POOL_MAX),
+            self.pool_max.to_string(),
+            format!("--{}", flags::WORKERS),
+            self.workers.to_string(),
+        ];
+        if calls == DbCalls::Blocking {
+            args.extend([
+                format!("--{}", flags::BLOCKING_THREADS),
+                self.blocking_threads.to_string(),
+            ]);
+        }
+        args
+    }
+
+    /// This tuning with whatever `args` (a variant's own `--flag value` pairs, given after
+    /// the harness's, so they win) set instead; values that do not parse are left to the
+    /// server to refuse.
+    pub fn overridden_by(mut self, args: &[String]) -> Self {
+        for pair in args.chunks(2) {
+            let (Some(name), Some(value)) = (pair[0].strip_prefix("--"), pair.get(1)) else {
+                continue;
+            };
+            match name {
+                flags::POOL_MAX => self.pool_max = value.parse().unwrap_or(self.pool_max),
+                flags::WORKERS => self.workers = value.parse().unwrap_or(self.workers),
+                flags::BLOCKING_THREADS => {
+                    self.blocking_threads = value.parse().unwrap_or(self.blocking_threads)
+                }
+                _ => {}
+            }
+        }
+        self
+    }
+}
+
 /// Flags every stack accepts.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
@@ -23,11 +97,11 @@ pub struct ServerArgs {
     pub database_url: String,
 
     /// Pool size: connections opened at start and kept (min = max).
-    #[arg(long, env = "DB_POOL_MAX", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long = flags::POOL_MAX, env = "DB_POOL_MAX", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub pool_max: u32,
 
     /// Runtime worker threads [default: number of CPUs].
-    #[arg(long, env = "WORKERS", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    #[arg(long = flags::WORKERS, env = "WORKERS", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub workers: Option<u16>,
 
     /// How long a request waits for a pooled connection before answering 503, in ms.
@@ -55,7 +129,7 @@ pub struct ServerArgs {
 #[derive(Debug, Clone, Args)]
 pub struct BlockingArgs {
     /// Threads for blocking database calls [default: pool size, one per connection].
-    #[arg(long, env = "BLOCKING_THREADS", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    #[arg(long = flags::BLOCKING_THREADS, env = "BLOCKING_THREADS", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub blocking_threads: Option<u16>,
 
     /// How the workers share the blocking threads [default: the framework's own — actix:
@@ -164,6 +238,25 @@ mod tests {
         let matches =
             command.try_get_matches_from(std::iter::once("s").chain(args.iter().copied()))?;
         Cli::from_arg_matches(&matches)
+    }
+
+    #[test]
+    fn a_harness_tuning_is_what_the_server_parses_and_a_variant_flag_overrides_it() {
+        let tuning = Tuning { pool_max: 7, workers: 3, blocking_threads: 5 };
+        let mut args = vec!["--database-url".to_owned(), "postgres://x@y/z".to_owned()];
+        args.extend(tuning.args(DbCalls::Blocking));
+        let cli = parse(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        let config = ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking));
+        assert_eq!(
+            (config.pool.max_connections, config.workers, config.blocking_threads),
+            (7, 3, Some(5))
+        );
+        assert!(!tuning.args(DbCalls::Async).iter().any(|a| a.contains("blocking")));
+
+        let variant: Vec<String> = ["--workers", "1", "--pool-max", "9"].map(String::from).into();
+        let overridden = tuning.overridden_by(&variant);
+        assert_eq!(overridden, Tuning { pool_max: 9, workers: 1, blocking_threads: 5 });
+        assert_eq!(tuning.overridden_by(&["--timing-file".into(), "t".into()]), tuning);
     }
 
     #[test]

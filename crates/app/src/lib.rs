@@ -16,5 +16,5 @@ pub mod routes;
 pub mod stacks;
 
 pub use cli::{DbCalls, ServeFn, Shutdown};
-pub use config::{BlockingPool, ServerConfig};
+pub use config::{BlockingPool, ServerConfig, Tuning};
 pub use handlers::{App, CONTENT_TYPE_JSON, Identity, Reply};

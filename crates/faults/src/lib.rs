@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bookstore_app::Tuning;
 use bookstore_app::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
@@ -96,12 +97,9 @@ pub struct FaultsOptions {
     pub load: FaultLoad,
     /// Client threads.
     pub client_workers: usize,
-    /// `--pool-max` of every stack.
-    pub pool_max: u32,
-    /// `--workers` of every stack.
-    pub server_workers: usize,
-    /// `--blocking-threads` of the diesel stacks.
-    pub blocking_threads: usize,
+    /// What every stack is started with (`--pool-max`, `--workers`, `--blocking-threads`
+    /// of the blocking stacks).
+    pub tuning: Tuning,
     /// Where the stacks' binaries are.
     pub bin_dir: PathBuf,
     /// The workspace (for the build settings in the environment).
@@ -130,7 +128,7 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
             break;
         }
         // A cluster per stack: a fault stops it, and no stack meets another's restart.
-        let max_connections = options.pool_max + 20;
+        let max_connections = options.tuning.pool_max + 20;
         let mut database = BenchDatabase::open(
             None,
             bookstore_fixture::Provider::Binaries,
@@ -186,9 +184,9 @@ fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsR
             scenarios: names(&FAULT_SCENARIOS),
             load: options.load.clone(),
             client_workers: options.client_workers,
-            pool_max: options.pool_max,
-            server_workers: options.server_workers,
-            blocking_threads: options.blocking_threads,
+            pool_max: options.tuning.pool_max,
+            server_workers: options.tuning.workers,
+            blocking_threads: options.tuning.blocking_threads,
             soak_scenarios: if options.load.soak.is_some() {
                 names(&SOAK_SCENARIOS)
             } else {
@@ -245,12 +243,7 @@ fn measure_stack(
     let name = stack.identity.service;
     let db_name = format!("faults_{}", name.replace('-', "_"));
     let url = database.fresh(&db_name)?;
-    let args = bookstore_harness::server::server_args(
-        stack,
-        options.pool_max,
-        options.server_workers,
-        options.blocking_threads,
-    );
+    let args = options.tuning.args(stack.db_calls);
     let binary = options.bin_dir.join(name);
     let log = logs.join(format!("{name}.log"));
     let mut server = ServerProcess::start(name, &binary, &args, &[("DATABASE_URL", &url)], log)

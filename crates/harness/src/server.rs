@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use bookstore_app::stacks::StackInfo;
 use bookstore_client::probe;
 
 /// How long a stack may take to answer `/health/db` after start.
@@ -209,23 +208,4 @@ pub fn wait_answering(addr: std::net::SocketAddr, path: &str) -> Result<(), Stri
             _ => std::thread::sleep(Duration::from_millis(100)),
         }
     }
-}
-/// The flags every stack is started with: the pool's size, the runtime's workers, and for a
-/// blocking stack its blocking threads (the suite and `loadgen faults` alike).
-pub fn server_args(
-    stack: &StackInfo,
-    pool_max: u32,
-    workers: usize,
-    blocking_threads: usize,
-) -> Vec<String> {
-    let mut args = vec![
-        "--pool-max".to_owned(),
-        pool_max.to_string(),
-        "--workers".to_owned(),
-        workers.to_string(),
-    ];
-    if stack.db_calls == bookstore_app::cli::DbCalls::Blocking {
-        args.extend(["--blocking-threads".to_owned(), blocking_threads.to_string()]);
-    }
-    args
 }

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_app::DbCalls;
 use bookstore_app::stacks::Axis;
+use bookstore_app::{DbCalls, Tuning};
 use bookstore_stats::{Comparison, Summary, Verdict};
 use serde::Serialize;
 
@@ -37,13 +37,15 @@ impl Party {
         let registry = stack.variant_of.as_deref().unwrap_or(&stack.name);
         let info = bookstore_app::stacks::find(registry).ok()?;
         let (stack_name, calls) = (info.identity.service, info.db_calls);
-        let flag = |name: &str| bookstore_record::results::flag_value(&stack.args, name);
-        let pool = flag("--pool-max").and_then(|v| v.parse().ok()).unwrap_or(run.settings.pool_max);
-        let threads = (calls == DbCalls::Blocking).then(|| {
-            flag("--blocking-threads")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(run.settings.blocking_threads)
-        });
+        let settings = &run.settings;
+        let tuning = Tuning {
+            pool_max: settings.pool_max,
+            workers: settings.server_workers,
+            blocking_threads: settings.blocking_threads,
+        }
+        .overridden_by(&stack.args);
+        let (pool, threads) =
+            (tuning.pool_max, (calls == DbCalls::Blocking).then_some(tuning.blocking_threads));
         Some(Self {
             name: stack.name.clone(),
             stack: stack_name,

@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use bookstore_app::Tuning;
 use bookstore_app::stacks::StackInfo;
 
 use bookstore_client::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
@@ -59,12 +60,9 @@ pub struct SuiteOptions {
     /// How every window is measured (concurrency, phases, rounds, timeout, durability):
     /// the command line's flags as they are, and the results' `settings` as they are.
     pub measurement: Measurement,
-    /// `--pool-max` of every stack (and the database ceiling's pool).
-    pub pool_max: u32,
-    /// `--workers` of every stack.
-    pub server_workers: usize,
-    /// `--blocking-threads` of the blocking stacks.
-    pub blocking_threads: usize,
+    /// What every stack is started with (`--pool-max`, also the database ceiling's pool;
+    /// `--workers`; `--blocking-threads` of the blocking stacks) before a variant's own flags.
+    pub tuning: Tuning,
     /// Client threads.
     pub client_workers: usize,
     /// Fully validate one accepted response in this many per connection.
@@ -178,14 +176,11 @@ impl SuiteOptions {
     /// run (a variant's `--pool-max` is its own), the database ceiling while it runs, and
     /// the suite's own.
     pub fn database_connections(&self) -> u32 {
-        let pool_of = |args: &[String]| {
-            bookstore_record::results::flag_value(args, "--pool-max")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(self.pool_max)
-        };
-        let stacks = self.stacks.len() as u32 * self.pool_max;
-        let variants: u32 = self.variants.iter().map(|v| pool_of(&v.args)).sum();
-        let ceiling = if self.ceilings { self.pool_max } else { 0 };
+        let pool_max = self.tuning.pool_max;
+        let stacks = self.stacks.len() as u32 * pool_max;
+        let variants: u32 =
+            self.variants.iter().map(|v| self.tuning.overridden_by(&v.args).pool_max).sum();
+        let ceiling = if self.ceilings { pool_max } else { 0 };
         stacks + variants + ceiling + SPARE_CONNECTIONS
     }
 

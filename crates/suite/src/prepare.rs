@@ -47,12 +47,7 @@ impl Suite<'_> {
             let database = format!("bench_{}", label.replace(['-', '.'], "_"));
             let mut url = self.database.fresh(&database)?;
             let mut relay_pid = None;
-            let mut args = server::server_args(
-                &stack,
-                self.options.pool_max,
-                self.options.server_workers,
-                self.options.blocking_threads,
-            );
+            let mut args = self.options.tuning.args(stack.db_calls);
             if let Some(variant) = &variant {
                 args = variant.apply(&args);
             }
@@ -331,9 +326,9 @@ pub(crate) fn new_results(
             measurement: options.measurement.clone(),
             warmup_max_seconds: settle.map(|(warmup, _)| warmup.as_secs_f64()),
             window_max_seconds: settle.map(|(_, window)| window.as_secs_f64()),
-            pool_max: options.pool_max,
-            server_workers: options.server_workers,
-            blocking_threads: options.blocking_threads,
+            pool_max: options.tuning.pool_max,
+            server_workers: options.tuning.workers,
+            blocking_threads: options.tuning.blocking_threads,
             client_workers: options.client_workers,
             database: database.kind().to_owned(),
             parity: parity(),

@@ -42,7 +42,7 @@ impl Suite<'_> {
     ) -> anyhow::Result<()> {
         if self.responder.is_none() {
             let binary = self.options.bin_dir.join(RESPONDER);
-            let args = vec!["--threads".to_owned(), self.options.server_workers.to_string()];
+            let args = vec!["--threads".to_owned(), self.options.tuning.workers.to_string()];
             let log = self.logs.join("responder.log");
             let mut responder = ServerProcess::start(RESPONDER, &binary, &args, &[], log)
                 .map_err(anyhow::Error::msg)?;
@@ -99,7 +99,7 @@ impl Suite<'_> {
             None => (direct, None),
             Some(latency) => self.ceiling_relay(&direct, latency)?,
         };
-        let pool = self.options.pool_max;
+        let pool = self.options.tuning.pool_max;
         let (concurrency, beside) = match clients {
             DbClients::Pool => (pool, self.options.measurement.concurrency.clone()),
             DbClients::Stacks(concurrency) => (concurrency, vec![concurrency]),

@@ -255,7 +255,7 @@ fn cpus_allowed(pid: u32) -> Option<Vec<usize>> {
 #[test]
 fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     let mut options = options(PathBuf::from("unused.json"));
-    options.pool_max = 16;
+    options.tuning.pool_max = 16;
     let taken = vec![];
     options.variants = vec![
         bookstore_suite::Variant::parse(

@@ -335,11 +335,6 @@ impl RunResults {
     }
 }
 
-/// The value of `name` among `--flag value` pairs (a variant's flags), if given.
-pub fn flag_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.chunks(2).find(|pair| pair[0] == name).and_then(|pair| pair.get(1)).map(String::as_str)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
