@@ -64,7 +64,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     };
     let measurement = if args.quick { args.measurement.quick() } else { args.measurement };
     measurement.check().map_err(anyhow::Error::msg)?;
-    let id = bookstore_report::environment::file_stamp();
+    let id = bookstore_document::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => {
             Some(bookstore_suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
@@ -103,7 +103,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
-    let stop = bookstore_report::signal::stop_on_signal(
+    let stop = bookstore_console::signal::stop_on_signal(
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
@@ -162,7 +162,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
     let output = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "summary/results/{kind}-{}.json",
-            bookstore_report::environment::file_stamp()
+            bookstore_document::environment::file_stamp()
         ))
     });
     let options = FaultsOptions {
@@ -186,7 +186,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    let stop = bookstore_report::signal::stop_on_signal(
+    let stop = bookstore_console::signal::stop_on_signal(
         "loadgen",
         "stopping after this stack; results so far are kept",
     );
@@ -208,7 +208,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         output.display(),
         args.report.display()
     );
-    Ok(if results.run.status == bookstore_report::RunStatus::Interrupted {
+    Ok(if results.run.status == bookstore_document::RunStatus::Interrupted {
         bookstore_record::outcome::EXIT_INTERRUPTED
     } else if troubled {
         EXIT_FAULT_NOT_SURVIVED
@@ -338,7 +338,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
     };
     let url = args.url.or(args.url_flag).expect("clap requires one");
-    let stop = bookstore_report::signal::stop_on_signal(
+    let stop = bookstore_console::signal::stop_on_signal(
         "loadgen",
         "ending the window now and printing what was measured",
     );

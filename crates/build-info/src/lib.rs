@@ -2,7 +2,7 @@
 //! results file names the code that measured, not the tree a later `git` or `rustc` sees.
 //!
 //! The values reach the binary as `BOOKSTORE_BUILD_*` compile-time variables, read with
-//! `bookstore_report::build_identity!()`. A variable is left unset where its source is
+//! `bookstore_document::build_identity!()`. A variable is left unset where its source is
 //! missing (no `.git` in a Docker build context, no `git` installed): the results then say
 //! "unknown" rather than guess.
 

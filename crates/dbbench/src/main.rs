@@ -73,7 +73,7 @@ fn main() -> ExitCode {
 }
 
 fn run_command(args: RunArgs) -> anyhow::Result<()> {
-    let id = bookstore_report::environment::file_stamp();
+    let id = bookstore_document::environment::file_stamp();
     let output =
         args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/dbbench-{id}.json")));
     let options = run::Options {
@@ -84,7 +84,7 @@ fn run_command(args: RunArgs) -> anyhow::Result<()> {
         output: output.clone(),
         workspace: std::env::current_dir()?,
         command_line: std::env::args().collect(),
-        stop: bookstore_report::signal::stop_on_signal(
+        stop: bookstore_console::signal::stop_on_signal(
             "dbbench",
             "stopping after this cell; results so far are kept",
         ),

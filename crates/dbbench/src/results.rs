@@ -9,7 +9,7 @@ use crate::dimensions::{Database, Library, Strategy};
 use crate::measure::Access;
 use crate::settings::Settings;
 use crate::tasks::{Outcome, Variant};
-use bookstore_report::{Environment, LatencySummary, RunInfo};
+use bookstore_document::{Environment, LatencySummary, RunInfo};
 
 /// Identifies the document.
 pub const SCHEMA: &str = "bookstore-bench/dbbench";
@@ -255,12 +255,12 @@ impl TasksCell {
 impl DbBenchResults {
     /// Writes the document atomically.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        bookstore_report::write_document(self, path)
+        bookstore_document::write_document(self, path)
     }
 
     /// Reads a document, refusing other schemas and versions.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        bookstore_report::read_document(
+        bookstore_document::read_document(
             path,
             SCHEMA,
             SCHEMA_VERSION..=SCHEMA_VERSION,
@@ -325,7 +325,7 @@ mod documentation {
                 id: String::new(),
                 started_at: String::new(),
                 finished_at: None,
-                status: bookstore_report::RunStatus::Running,
+                status: bookstore_document::RunStatus::Running,
                 failure: Some(String::new()),
                 command_line: vec![],
                 wall_seconds: Some(0.0),
@@ -365,7 +365,7 @@ mod documentation {
         };
         let documentation = include_str!("../DBBENCH.md");
         let undocumented: Vec<String> =
-            bookstore_report::undocumented_fields(&results, documentation)
+            bookstore_document::undocumented_fields(&results, documentation)
                 .into_iter()
                 // Server settings' names, listed by the suite's doc and the databases' modules.
                 .filter(|key| key != "fsync" && key != "synchronous")

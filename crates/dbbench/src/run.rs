@@ -18,8 +18,8 @@ use crate::settings::Settings;
 use crate::targets::{self, Target};
 use crate::tasks::{self, Variant};
 use crate::{batch, data, schema};
-use bookstore_report::RunInfo;
-use bookstore_report::progress::Progress;
+use bookstore_console::progress::Progress;
+use bookstore_document::RunInfo;
 
 /// The four parts of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -143,7 +143,7 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
     let postgres = runtime.block_on(async {
         let mut conn = sqlx::PgConnection::connect(&url).await?;
         schema::install(&mut conn).await?;
-        let described = bookstore_report::environment::describe_postgres(&mut conn).await;
+        let described = bookstore_document::environment::describe_postgres(&mut conn).await;
         conn.close().await?;
         anyhow::Ok(described)
     })?;
@@ -161,8 +161,8 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
                 .map(|arg| bookstore_domain::store::redact_credentials(arg).into_owned())
                 .collect(),
         ),
-        environment: bookstore_report::environment::capture(
-            bookstore_report::build_identity!(),
+        environment: bookstore_document::environment::capture(
+            bookstore_document::build_identity!(),
             &options.workspace,
             postgres,
         ),
@@ -226,14 +226,14 @@ pub fn run(options: &Options) -> anyhow::Result<DbBenchResults> {
         }
         if let Err(error) = outcome {
             run.progress.finish();
-            run.results.run.status = bookstore_report::RunStatus::Failed;
+            run.results.run.status = bookstore_document::RunStatus::Failed;
             run.results.run.failure = Some(format!("{section:?}: {error:#}"));
             run.finish()?;
             anyhow::bail!("{section:?}: {error:#}");
         }
     }
     run.progress.finish();
-    run.results.run.status = bookstore_report::RunStatus::ended(run.stopped());
+    run.results.run.status = bookstore_document::RunStatus::ended(run.stopped());
     run.finish()?;
     Ok(run.results)
 }
@@ -295,7 +295,7 @@ impl Run<'_> {
     }
 
     fn finish(&mut self) -> anyhow::Result<()> {
-        self.results.run.finished_at = Some(bookstore_report::environment::now_rfc3339());
+        self.results.run.finished_at = Some(bookstore_document::environment::now_rfc3339());
         self.results.run.wall_seconds = Some(self.started.elapsed().as_secs_f64());
         self.save()
     }

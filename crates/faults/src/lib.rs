@@ -155,16 +155,16 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
         document.write(&options.output)?;
     }
     let mut document = results.ok_or_else(|| anyhow::anyhow!("no stack to run"))?;
-    document.run.finished_at = Some(bookstore_report::environment::now_rfc3339());
-    document.run.status = bookstore_report::RunStatus::ended(stop.load(Ordering::Relaxed));
+    document.run.finished_at = Some(bookstore_document::environment::now_rfc3339());
+    document.run.status = bookstore_document::RunStatus::ended(stop.load(Ordering::Relaxed));
     document.run.wall_seconds = Some(started.elapsed().as_secs_f64());
     document.write(&options.output)?;
     Ok(document)
 }
 
 fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsResults {
-    let environment = bookstore_report::environment::capture(
-        bookstore_report::build_identity!(),
+    let environment = bookstore_document::environment::capture(
+        bookstore_document::build_identity!(),
         &options.workspace,
         database.describe(),
     );
@@ -173,7 +173,7 @@ fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsR
     FaultsResults {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
-        run: bookstore_report::RunInfo::running(
+        run: bookstore_document::RunInfo::running(
             id,
             options.command_line.iter().map(|a| redact_credentials(a).into_owned()).collect(),
         ),

@@ -335,7 +335,7 @@ impl BenchDatabase {
 
     /// `SELECT version()` and the settings that shape the numbers.
     pub fn describe(&mut self) -> (Option<String>, BTreeMap<String, String>) {
-        self.runtime.block_on(bookstore_report::environment::describe_postgres(&mut self.admin))
+        self.runtime.block_on(bookstore_document::environment::describe_postgres(&mut self.admin))
     }
 
     /// `throwaway` (a cluster of this machine's binaries), `container` or `existing`.

@@ -24,7 +24,6 @@ use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
 use super::{ComparisonText, rate_text};
 use bookstore_record::results::RunResults;
-use bookstore_report::charts;
 
 const TEMPLATE: &str = include_str!("../templates/compare.html");
 
@@ -200,7 +199,7 @@ fn comparison_text(c: &Option<Comparison>) -> String {
 }
 
 fn p99_text(value: Option<u64>) -> String {
-    value.map_or("–".into(), |v| charts::latency_label(v as f64))
+    value.map_or("–".into(), |v| bookstore_document::latency_label(v as f64))
 }
 
 /// The changes as a plain-text table for a terminal.

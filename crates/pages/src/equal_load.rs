@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::dataset::{CellWindows, Dataset};
 use super::verdicts::Family;
 use super::{ComparisonText, colour, percent};
+use bookstore_html::charts::{self, LineChart};
 use bookstore_record::warnings::client_limited;
-use bookstore_report::charts::{self, LineChart};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct EqualLoadSection {
@@ -120,7 +120,7 @@ struct RowCell {
 fn quantile(histogram: Option<&Histogram<u64>>, q: f64) -> String {
     histogram.map_or("–".to_owned(), |h| {
         let value = if q >= 1.0 { h.max() } else { h.value_at_quantile(q) };
-        charts::latency_label(value as f64)
+        bookstore_document::latency_label(value as f64)
     })
 }
 
@@ -141,7 +141,7 @@ fn row_cell(windows: &CellWindows<'_>, scenario: &str, id: String) -> Option<Row
         p999: quantile(latency.as_ref(), 0.999),
         max: quantile(latency.as_ref(), 1.0),
         achieved: format!("{}%", percent(achieved)),
-        send_lag_p99: lag.map_or("–".into(), |us| charts::latency_label(us as f64)),
+        send_lag_p99: lag.map_or("–".into(), |us| bookstore_document::latency_label(us as f64)),
         connections: format!("{peak} of {cap}"),
         cap_hit: opens.iter().any(|o| o.cap_hit),
         rounds: windows.samples().count(),

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset, Metric, Target};
 use super::verdicts::{Family, Member};
+use bookstore_document::latency_label;
 use bookstore_record::results::RunResults;
-use bookstore_report::charts::latency_label;
 use bookstore_stats::{Comparison, Summary, digits};
 
 /// One stack in one table cell of the page: a scenario at a concurrency (saturation) or at
@@ -102,7 +102,7 @@ fn row(
     standing: &'static str,
     vs_first: Option<Comparison>,
 ) -> Row {
-    let latency = |pick: fn(&bookstore_report::latency::LatencySummary) -> u64| {
+    let latency = |pick: fn(&bookstore_document::latency::LatencySummary) -> u64| {
         median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
     };
     let rate =

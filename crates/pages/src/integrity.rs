@@ -251,7 +251,7 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
             in_flight_percent: super::percent(warnings::IN_FLIGHT_FLOOR),
             cpu_bound_percent: super::percent(warnings::CPU_BOUND_SHARE),
             saturation_percent: super::percent(warnings::SATURATION_SHARE),
-            client_lag_floor: bookstore_report::charts::latency_label(
+            client_lag_floor: bookstore_document::latency_label(
                 warnings::CLIENT_LAG_FLOOR_US as f64,
             ),
             client_lag_percent: super::percent(warnings::CLIENT_LAG_SHARE),

@@ -29,8 +29,8 @@ mod verdicts;
 
 use serde::Serialize;
 
-use bookstore_report::charts::{self, CEILING_COLOUR};
-use bookstore_report::page_environment;
+use bookstore_html::charts::{self, CEILING_COLOUR};
+use bookstore_html::page_environment;
 
 use bookstore_record::results::RunResults;
 use dataset::Dataset;

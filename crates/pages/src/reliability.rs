@@ -292,7 +292,7 @@ pub fn render(documents: &[FaultsResults]) -> anyhow::Result<String> {
         target_ms: RECOVERY_TARGET_MS,
         command_lines: documents.iter().map(|d| d.run.command_line.join(" ")).collect(),
     };
-    let environment = bookstore_report::page_environment("reliability.html", TEMPLATE)?;
+    let environment = bookstore_html::page_environment("reliability.html", TEMPLATE)?;
     let html =
         environment.get_template("reliability.html")?.render(minijinja::value::Serde(&page))?;
     Ok(html)

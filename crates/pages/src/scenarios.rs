@@ -8,7 +8,7 @@ use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
 use super::{ComparisonText, colour, rate_text};
 use bookstore_client::scenario::Scenario;
-use bookstore_report::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
+use bookstore_html::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct ScenarioSection {
@@ -70,9 +70,9 @@ fn table_cell(
     };
     let latency = dataset.latency(target, scenario, concurrency);
     let quantile = |q: f64| {
-        latency
-            .as_ref()
-            .map_or("–".to_owned(), |h| charts::latency_label(h.value_at_quantile(q) as f64))
+        latency.as_ref().map_or("–".to_owned(), |h| {
+            bookstore_document::latency_label(h.value_at_quantile(q) as f64)
+        })
     };
     let per_second: Vec<f64> = first.timeline.iter().map(|s| metric.per_second(s)).collect();
     Some(TableCell {

@@ -7,8 +7,8 @@
 use std::fmt::Write;
 
 use super::export::{Row, rows};
+use bookstore_document::latency_label;
 use bookstore_record::results::RunResults;
-use bookstore_report::charts::latency_label;
 use bookstore_stats::digits;
 
 /// A row's standing against the first of its table, as a few words.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use bookstore_report::{Environment, RunInfo};
+use bookstore_document::{Environment, RunInfo};
 
 use crate::results::StackStatus;
 
@@ -242,12 +242,12 @@ pub struct SoakSample {
 impl FaultsResults {
     /// Writes the document atomically.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        bookstore_report::write_document(self, path)
+        bookstore_document::write_document(self, path)
     }
 
     /// Reads a document of this schema.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        bookstore_report::read_document(
+        bookstore_document::read_document(
             path,
             SCHEMA,
             SCHEMA_VERSION..=SCHEMA_VERSION,
@@ -335,7 +335,7 @@ mod tests {
             }],
         };
         let undocumented =
-            bookstore_report::undocumented_fields(&results, include_str!("../RESULTS.md"));
+            bookstore_document::undocumented_fields(&results, include_str!("../RESULTS.md"));
         assert!(undocumented.is_empty(), "fields missing from RESULTS.md: {undocumented:?}");
     }
 }

@@ -31,7 +31,7 @@ pub fn merge(mut parts: Vec<RunResults>, id: &str) -> Result<RunResults, String>
         .collect::<Option<Vec<_>>>()
         .and_then(|ends| ends.into_iter().max());
     merged.run.status =
-        parts.iter().map(|p| p.run.status).min().unwrap_or(bookstore_report::RunStatus::Complete);
+        parts.iter().map(|p| p.run.status).min().unwrap_or(bookstore_document::RunStatus::Complete);
     merged.shards = parts.iter().flat_map(|p| p.shards.clone()).collect();
     merged.warnings = Vec::new();
     for part in &parts {
@@ -327,7 +327,7 @@ mod tests {
                 id: format!("run-shard{index}of{count}"),
                 started_at: format!("2026-11-30T10:00:0{index}Z"),
                 finished_at: Some(format!("2026-11-30T10:05:0{index}Z")),
-                status: bookstore_report::RunStatus::Complete,
+                status: bookstore_document::RunStatus::Complete,
                 failure: None,
                 command_line: vec![],
                 wall_seconds: None,

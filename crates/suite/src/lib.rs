@@ -114,8 +114,9 @@ const RELAY_CALIBRATION_SAMPLES: usize = 500;
 /// Connections the throwaway cluster allows beyond the pools: the suite's own, a restore's.
 const SPARE_CONNECTIONS: u32 = 40;
 
-/// The longest a settled warm-up lasts (the slowest scenario's request cycle at 256
-/// connections is about 1.6 s here).
+/// The longest a settled warm-up lasts: several request cycles of the slowest scenario at
+/// the highest default concurrency (a cycle is `concurrency / rate`, computable from any
+/// kept default run, e.g. `summary/results/2026-12-01T22-35-54Z.json`).
 pub const WARMUP_MAX: Duration = Duration::from_secs(5);
 /// The longest a settled window lasts, in multiples of `--duration`.
 pub const WINDOW_MAX_FACTOR: u32 = 4;

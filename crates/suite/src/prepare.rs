@@ -276,8 +276,8 @@ pub(crate) fn new_results(
     options: &SuiteOptions,
     database: &mut database::BenchDatabase,
 ) -> RunResults {
-    let environment = bookstore_report::environment::capture(
-        bookstore_report::build_identity!(),
+    let environment = bookstore_document::environment::capture(
+        bookstore_document::build_identity!(),
         &options.workspace,
         database.describe(),
     );

@@ -1,5 +1,5 @@
 //! What the suite is doing: a bar with the current cell and its live rate on a terminal,
-//! one plain line per finished cell otherwise (`bookstore_report::progress`).
+//! one plain line per finished cell otherwise (`bookstore_console::progress`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,13 +10,13 @@ use bookstore_record::results::Cell;
 
 /// Progress of a suite run.
 pub struct Progress {
-    bar: bookstore_report::progress::Progress,
+    bar: bookstore_console::progress::Progress,
 }
 
 impl Progress {
     /// Progress over `cells` cells; a bar only when stderr is a terminal.
     pub fn new(cells: u64) -> Self {
-        Self { bar: bookstore_report::progress::Progress::new(cells) }
+        Self { bar: bookstore_console::progress::Progress::new(cells) }
     }
 
     /// A line above the bar (or on stderr).

@@ -10,11 +10,11 @@ use super::{SuiteOptions, shard};
 use crate::plan::{self, PlannedWindow};
 use crate::progress::Progress;
 use crate::state::Suite;
+use bookstore_document::environment::now_rfc3339;
 use bookstore_harness::database;
 use bookstore_harness::placement::{self, Tier};
 use bookstore_record::results::RunResults;
 use bookstore_record::warnings::{MIN_ROUNDS, Warning, WarningKind};
-use bookstore_report::environment::now_rfc3339;
 
 impl<'a> Suite<'a> {
     /// The whole run: database, stacks, rounds, results.
@@ -98,7 +98,7 @@ impl<'a> Suite<'a> {
         // Stop what the run started before the results say it is over.
         suite.processes.clear();
         suite.responder = None;
-        suite.results.run.status = bookstore_report::RunStatus::ended(suite.stopped());
+        suite.results.run.status = bookstore_document::RunStatus::ended(suite.stopped());
         suite.results.run.finished_at = Some(now_rfc3339());
         suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
         suite.save_now()?;

@@ -60,7 +60,8 @@ impl Suite<'_> {
             database: None,
         };
         let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
-        let cell = self.http_cell(&label, &target, scenario, concurrency, round, None, None)?;
+        let at = WindowAt { label: &label, scenario, concurrency, round, slot: None, offer: None };
+        let cell = self.http_cell(at, &target)?;
         self.results.ceilings.http.push(cell);
         self.save()
     }
@@ -132,17 +133,8 @@ impl Suite<'_> {
             anyhow::anyhow!("the {} database ceiling could not open its pool: {e}", driver.name())
         })?;
         drop(ticker);
-        let mut cell = self.finish_cell(
-            &label,
-            scenario,
-            concurrency,
-            round,
-            &report,
-            &sampler,
-            None,
-            Some((name, &load)),
-            None,
-        )?;
+        let at = WindowAt { label: &label, scenario, concurrency, round, slot: None, offer: None };
+        let mut cell = self.finish_cell(at, &report, &sampler, None, Some((name, &load)))?;
         cell.driver = Some(driver.name().to_owned());
         cell.db_latency_us = db_latency.map(|l| l.as_micros() as u64);
         cell.started_seconds = Some(started);
@@ -203,8 +195,8 @@ impl Suite<'_> {
             relay_pid: stack.relay_pid,
             database: Some(&stack.database),
         };
-        let mut cell =
-            self.http_cell(&label, &target, scenario, concurrency, round, slot, offer)?;
+        let at = WindowAt { label: &label, scenario, concurrency, round, slot, offer };
+        let mut cell = self.http_cell(at, &target)?;
         cell.db_latency_us = self.results.stacks[stack.index].db_latency_us;
         let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
         if let Some(exit) = &exit {
@@ -222,17 +214,8 @@ impl Suite<'_> {
     }
 
     /// One window of HTTP load; a shard's in its `slot`, with its share of the connections.
-    #[allow(clippy::too_many_arguments)]
-    fn http_cell(
-        &mut self,
-        label: &str,
-        target: &Target<'_>,
-        scenario: Scenario,
-        concurrency: u32,
-        round: u32,
-        slot: Option<u64>,
-        offer: Option<Offer>,
-    ) -> anyhow::Result<Cell> {
+    fn http_cell(&mut self, at: WindowAt<'_>, target: &Target<'_>) -> anyhow::Result<Cell> {
+        let WindowAt { label, scenario, concurrency, slot, offer, .. } = at;
         let coordinates = self.options.coordinates();
         let timing = self.options.slot_timing();
         let schedule = self.options.shard.zip(slot);
@@ -262,7 +245,8 @@ impl Suite<'_> {
         if let Some(offer) = offer {
             // An open loop keeps to its clock: its warm-up has no burst to wait out, and the
             // stack has just served this scenario in the closed rounds, so half the warm-up
-            // only opens the connections the rate needs (it saves 30 s of a default run).
+            // only opens the connections the rate needs (half of every fixed-load window's
+            // warm-up off the run's time).
             plan.rate_rps = Some(offer.rate_rps);
             plan.arrivals = self.options.arrivals;
             plan.settle = None;
@@ -288,17 +272,7 @@ impl Suite<'_> {
             shard::wait_until(shard.drained(slot, timing), &self.stop);
         }
         let database = target.database.filter(|_| coordinates).map(|name| (name, &*load));
-        let mut cell = self.finish_cell(
-            label,
-            scenario,
-            concurrency,
-            round,
-            &report,
-            &sampler,
-            target.pid,
-            database,
-            offer,
-        )?;
+        let mut cell = self.finish_cell(at, &report, &sampler, target.pid, database)?;
         cell.started_seconds = Some(started);
         cell.backend_waits = waits.and_then(|w| w.waits());
         if let (Some((shard, _)), Some(late)) = (schedule, late) {
@@ -318,19 +292,15 @@ impl Suite<'_> {
 
     /// Adds what the server side shows to what the client measured: CPU, memory, the SQL
     /// statements and, for writes, the audit — of `database`, loaded with `load`.
-    #[allow(clippy::too_many_arguments)]
     fn finish_cell(
         &mut self,
-        label: &str,
-        scenario: Scenario,
-        concurrency: u32,
-        round: u32,
+        at: WindowAt<'_>,
         report: &LoadReport,
         sampler: &CpuSampler,
         server_pid: Option<u32>,
         database: Option<(&str, &scenario::ScenarioLoad)>,
-        offer: Option<Offer>,
     ) -> anyhow::Result<Cell> {
+        let WindowAt { label, scenario, concurrency, round, offer, .. } = at;
         let mode = offer.map_or(LoadMode::Closed, |o| LoadMode::Open { rate_rps: o.rate_rps });
         let mut cell = Cell::from_report(scenario.name(), concurrency, round, mode, report);
         if let Some(offer) = offer {
@@ -386,6 +356,19 @@ impl Suite<'_> {
         self.progress.finished(label, &cell);
         Ok(cell)
     }
+}
+
+/// What a window loads and where it sits: the label its progress line shows, the scenario
+/// at a concurrency (an open loop's cap), its round, a shard's slot and, with an offer, the
+/// fixed-load phase's rate.
+#[derive(Clone, Copy)]
+struct WindowAt<'a> {
+    label: &'a str,
+    scenario: Scenario,
+    concurrency: u32,
+    round: u32,
+    slot: Option<u64>,
+    offer: Option<Offer>,
 }
 
 /// The refusals of a window, by book.

@@ -241,7 +241,7 @@ fn completions_are_printed_for_the_shells_and_know_the_subcommands() {
 
 #[test]
 fn the_binary_knows_the_commit_and_compiler_it_was_built_from() {
-    let build = bookstore_report::build_identity!();
+    let build = bookstore_document::build_identity!();
     let git = |args: &[&str]| {
         let out = Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output();
         out.ok()

@@ -79,7 +79,7 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
     let options = options(output.clone(), vec![Fault::TerminateBackends, Fault::PostgresRestart]);
     let results = bookstore_faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
     // The file holds the run (floats aside: serde_json's default parser does not promise
     // the last bit of every f64).
     let saved = FaultsResults::read(&output).unwrap();

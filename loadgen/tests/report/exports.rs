@@ -149,7 +149,7 @@ fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
         assert!(row.contains("of 3 |") && !row.ends_with("not run |"), "{row}");
     }
     let page = bookstore_pages::reliability::render(&documents).unwrap();
-    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+    if !bookstore_html::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }

@@ -138,7 +138,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     let results =
         bookstore_suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
 
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
     // The file reads back under the strict schema and holds the same run (floats aside:
     // serde_json's default parser does not promise the last bit of every f64).
     let saved = RunResults::read(&output).unwrap();
@@ -385,7 +385,7 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
     let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     assert!(killer.join().unwrap(), "the server was never seen");
 
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
     let crashed = &results.stacks[0];
     assert_eq!(crashed.status, StackStatus::Crashed);
     assert!(crashed.failure.as_deref().unwrap_or("").contains("exited"), "{:?}", crashed.failure);
@@ -422,9 +422,9 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
     };
     let results = bookstore_suite::run(&options, stop).unwrap();
     stopper.join().unwrap();
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Interrupted);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Interrupted);
     let saved = RunResults::read(&output).unwrap();
-    assert_eq!(saved.run.status, bookstore_report::RunStatus::Interrupted);
+    assert_eq!(saved.run.status, bookstore_document::RunStatus::Interrupted);
     let cells = saved.stacks[0].cells.len();
     assert!(cells > 0 && cells < 24, "{cells} windows kept");
     assert_eq!(outcome::exit_code(&outcome::problems(&saved)), outcome::EXIT_INTERRUPTED);

@@ -2,7 +2,7 @@
 //! libraries are compared round by round ([`Keyed`]), the slowest strategy against the
 //! fastest through `judge_one`; [`Bulk`] is what `templates/bulk.html` writes.
 
-use bookstore_report::charts::{self, BarChart, BarValue};
+use bookstore_html::charts::{self, BarChart, BarValue};
 use bookstore_stats::{Samples, Summary, judge_one};
 use serde::Serialize;
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_report::charts::{self, BarChart, BarValue};
+use bookstore_html::charts::{self, BarChart, BarValue};
 use bookstore_stats::{Samples, Summary, judge, judge_one};
 use serde::Serialize;
 
@@ -299,7 +299,9 @@ fn operation_table(results: &DbBenchResults, op: Op, index: bool) -> OperationTa
                             text: format!(
                                 "{} · {}",
                                 rate(median(&rounds).unwrap_or(0.0)),
-                                charts::latency_label(Summary::of(&p99s).map_or(0.0, |s| s.median))
+                                bookstore_document::latency_label(
+                                    Summary::of(&p99s).map_or(0.0, |s| s.median)
+                                )
                             ),
                             best,
                         },

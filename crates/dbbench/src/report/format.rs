@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_report::charts;
+use bookstore_html::charts;
 use bookstore_stats::{Comparison, Group, Summary};
 
 use crate::crud::Op;

@@ -15,7 +15,7 @@ mod tasks;
 
 use std::collections::BTreeMap;
 
-use bookstore_report::charts::Legend;
+use bookstore_html::charts::Legend;
 use serde::Serialize;
 
 use crate::measure::Access;
@@ -36,7 +36,7 @@ const SECTIONS: [(&str, &str); 6] = [
 #[derive(Debug, Serialize)]
 struct Page {
     title: &'static str,
-    run: bookstore_report::RunInfo,
+    run: bookstore_document::RunInfo,
     legend: Vec<Legend>,
     crud: crud::Crud,
     bulk: bulk::Bulk,
@@ -50,7 +50,7 @@ struct Page {
 
 /// The page of `results`.
 pub fn render(results: &DbBenchResults) -> anyhow::Result<String> {
-    let mut environment = bookstore_report::page_environment("db-microbench.html", PAGE)?;
+    let mut environment = bookstore_html::page_environment("db-microbench.html", PAGE)?;
     for (name, source) in SECTIONS {
         environment.add_template(name, source)?;
     }

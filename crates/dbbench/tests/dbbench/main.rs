@@ -16,8 +16,8 @@ use bookstore_dbbench::settings::Settings;
 use bookstore_dbbench::targets::postgres::{self, Postgres};
 use bookstore_dbbench::targets::{self, Target};
 use bookstore_dbbench::{batch, data, run, schema};
+use bookstore_document::RunInfo;
 use bookstore_fixture::{ClusterOptions, DbServer, PgCluster};
-use bookstore_report::RunInfo;
 use diesel::Connection as _;
 use sqlx::{Connection, Executor, PgConnection};
 
@@ -340,7 +340,7 @@ fn a_tiny_run_writes_a_complete_results_file_and_its_page() {
         stop: Default::default(),
     };
     let results = run::run(&options).unwrap();
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
     // In 2 rounds: 6 operation variants (the join twice) × 3 styles; 6 strategies × 2
     // libraries on PostgreSQL, 4 × 2 on the others; 3 styles per database; 7 task variants.
     let databases = 1 + others::OPTIONAL_BUILT_IN;
@@ -449,7 +449,7 @@ async fn ctrl_c_keeps_what_was_measured_and_drops_the_run_database() {
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
     assert!(status.success(), "{status}");
     let results = bookstore_dbbench::results::DbBenchResults::read(&output).unwrap();
-    assert_eq!(results.run.status, bookstore_report::RunStatus::Interrupted);
+    assert_eq!(results.run.status, bookstore_document::RunStatus::Interrupted);
     assert!(!results.tasks.is_empty() && results.tasks.len() < 14, "{}", results.tasks.len());
     assert!(results.bulk.is_empty());
     assert!(results.skipped.iter().any(|s| s == "Bulk: not run, the run was interrupted"));
@@ -470,7 +470,7 @@ fn the_page_of_a_real_run_reads_at_1280_px() {
     let kept = root.join("summary/results/dbbench-2026-12-01T16-20-01Z.json");
     let results = bookstore_dbbench::results::DbBenchResults::read(&kept).unwrap();
     let page = bookstore_dbbench::report::render(&results).unwrap();
-    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+    if !bookstore_html::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }

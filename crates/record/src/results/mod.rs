@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use bookstore_report::{Environment, LatencySummary, RunInfo};
-use bookstore_report::{read_document, write_document};
+pub use bookstore_document::{Environment, LatencySummary, RunInfo};
+use bookstore_document::{read_document, write_document};
 
 use crate::warnings::kinds::Warning;
 use bookstore_client::engine::Arrivals;

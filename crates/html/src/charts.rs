@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use bookstore_document::latency_label;
+
 /// The first series' colours, stable across pages; ceilings are grey ([`CEILING_COLOUR`]).
 pub const PALETTE: [&str; 5] = ["#2f6fdb", "#d9822b", "#2a9d5c", "#a044b5", "#c0392b"];
 
@@ -335,17 +337,6 @@ pub fn latency_chart(title: &str, curves: &[(String, String, Vec<u64>)]) -> Line
         x_label: "percentile".into(),
         y_label: "latency (log)".into(),
         title: title.to_owned(),
-    }
-}
-
-/// Microseconds as µs, ms or s.
-pub fn latency_label(micros: f64) -> String {
-    if micros >= 1_000_000.0 {
-        format!("{:.1} s", micros / 1_000_000.0).replace(".0 s", " s")
-    } else if micros >= 1_000.0 {
-        format!("{:.1} ms", micros / 1_000.0).replace(".0 ms", " ms")
-    } else {
-        format!("{micros:.0} µs")
     }
 }
 

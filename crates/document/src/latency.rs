@@ -36,6 +36,17 @@ impl LatencySummary {
     }
 }
 
+/// Microseconds as µs, ms or s.
+pub fn latency_label(micros: f64) -> String {
+    if micros >= 1_000_000.0 {
+        format!("{:.1} s", micros / 1_000_000.0).replace(".0 s", " s")
+    } else if micros >= 1_000.0 {
+        format!("{:.1} ms", micros / 1_000.0).replace(".0 ms", " ms")
+    } else {
+        format!("{micros:.0} µs")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
