@@ -39,6 +39,17 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         taken.push(variant.label.clone());
         variants.push(variant);
     }
+    if let Some(name) = &args.twin {
+        let stack = stacks.iter().find(|s| s.identity.service == name).ok_or_else(|| {
+            anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
+        })?;
+        let twin = bookstore_suite::Variant::twin(*stack);
+        if taken.contains(&twin.label) {
+            anyhow::bail!("--twin: {} is already a variant", twin.label);
+        }
+        taken.push(twin.label.clone());
+        variants.push(twin);
+    }
     let mut latencies: Vec<Duration> =
         args.db_latency.iter().copied().filter(|l| !l.is_zero()).collect();
     latencies.sort();

@@ -180,6 +180,31 @@ impl<'a> Dataset<'a> {
         found
     }
 
+    /// The twins of the runs, (twin, its stack): variants that change nothing of their
+    /// stack (no flags, no relay), whose verdicts against it have no difference to find.
+    pub(crate) fn twins(&self) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for stack in self.runs.iter().flat_map(|r| &r.stacks) {
+            if let Some(of) = stack.variant_of.as_ref().filter(|_| is_twin(stack))
+                && !found.iter().any(|(twin, _)| *twin == stack.name)
+            {
+                found.push((stack.name.clone(), of.clone()));
+            }
+        }
+        found
+    }
+
+    /// The stack `name` is the twin of, if it is one.
+    pub(crate) fn twin_of(&self, name: &str) -> Option<String> {
+        self.twins().into_iter().find(|(twin, _)| twin == name).map(|(_, of)| of)
+    }
+
+    /// The stacks and variants that are ranked and compared with each other: all but the
+    /// twins.
+    pub(crate) fn ranked_parties(&self) -> usize {
+        self.stacks.len() - self.twins().len()
+    }
+
     /// How `stack` (a stack's or a variant's name) calls its database: a variant's is its
     /// stack's. `None` for a name outside the registry (`--targets`).
     pub(crate) fn db_calls(&self, stack: &str) -> Option<bookstore_app::DbCalls> {
@@ -333,6 +358,11 @@ fn relayed_text(db_latency_us: Option<u64>) -> String {
     db_latency_us.map_or(String::new(), |us| format!(", {}", latency_text(Some(us))))
 }
 
+/// A variant that changes nothing of its stack: the stack again, as a second party.
+fn is_twin(stack: &bookstore_record::results::StackResults) -> bool {
+    stack.variant_of.is_some() && stack.args.is_empty() && stack.db_latency_us.is_none()
+}
+
 /// What a variant changes of its stack, as a phrase: "run with --workers 1", "with a relay
 /// adding 1000 µs to each database round trip", or both.
 fn variant_change(stack: &bookstore_record::results::StackResults) -> String {
@@ -342,6 +372,9 @@ fn variant_change(stack: &bookstore_record::results::StackResults) -> String {
     }
     if let Some(us) = stack.db_latency_us {
         changes.push(format!("with a relay adding {us} µs to each database round trip"));
+    }
+    if changes.is_empty() {
+        return "run again as a second process with the same binary and flags (a twin)".into();
     }
     changes.join(" and ")
 }

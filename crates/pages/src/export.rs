@@ -40,14 +40,14 @@ pub struct Row {
     pub p50_us_median: Option<f64>,
     pub p99_us_median: Option<f64>,
     pub p999_us_median: Option<f64>,
-    /// This stack's ranked value ÷ the first's; `_low`, `_high`: the interval of the
-    /// verdict method.
+    /// This stack's ranked value ÷ the first's (a twin's: ÷ its own stack's); `_low`,
+    /// `_high`: the interval of the verdict method.
     pub vs_first_ratio: Option<f64>,
     pub vs_first_low: Option<f64>,
     pub vs_first_high: Option<f64>,
     /// `best` (first, told apart from every other), `lead` (first, or not distinguishable
-    /// from it), `behind` (told apart from the first), `not_ranked`, `disqualified`, or
-    /// empty (no complete window).
+    /// from it), `behind` (told apart from the first), `not_ranked`, `disqualified`, `twin`
+    /// (`--twin`: compared with its own stack alone), or empty (no complete window).
     pub standing: &'static str,
     /// Why the cell is disqualified or not ranked.
     pub reason: Option<String>,
@@ -163,10 +163,14 @@ fn standings(family: &Family) -> Vec<(usize, &'static str, Option<Comparison>)> 
             "disqualified"
         } else if member.not_ranked.is_some() {
             "not_ranked"
+        } else if member.twin_of.is_some() {
+            "twin"
         } else {
             ""
         };
-        out.push((i, standing, None));
+        // A twin's comparison is against its own stack, the one it is judged with.
+        let against = member.twin_of.as_deref().and_then(|of| family.compare(of, &member.name));
+        out.push((i, standing, against));
     }
     out
 }

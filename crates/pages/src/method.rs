@@ -5,7 +5,7 @@ use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary, min_detectable_ratio};
 use serde::Serialize;
 
 use super::dataset::Dataset;
-use super::verdicts::Family;
+use super::verdicts::{Family, TwinCalls, twin_calls};
 
 /// The power the page states: the chance of seeing a difference of the stated size.
 pub(crate) const STATED_POWER: f64 = 0.8;
@@ -35,6 +35,10 @@ pub(crate) struct Verdicts {
     /// Pairs called different, of pairs compared, over the page.
     called: usize,
     compared: usize,
+    /// Each twin's calls against its own stack (`--twin`): pairs with nothing to find.
+    twins: Vec<TwinCalls>,
+    /// The share of twin cells expected to be called by chance, percent.
+    twin_expected_percent: String,
 }
 
 pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {
@@ -62,7 +66,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         }
     }
     let rounds = dataset.rounds();
-    let stacks = dataset.stacks.len();
+    let stacks = dataset.ranked_parties();
     let pairs_per_family = stacks * stacks.saturating_sub(1) / 2;
     let noise = Summary::of(&spreads).map(|s| s.median);
     let strictest = FALSE_DISCOVERY_RATE / pairs_per_family.max(1) as f64;
@@ -77,6 +81,8 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         detectable,
         called,
         compared,
+        twins: twin_calls(dataset),
+        twin_expected_percent: super::percent(FALSE_DISCOVERY_RATE),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The suite's closing lines on the terminal: per scenario, each stack's rate at the lowest
 //! concurrency and its p99 at the first equal-load rate, the first of each marked the way
 //! the page's verdicts say (`best`, `lead`), the others as their ratio to it with the
-//! interval; disqualified and unranked cells with their reason. Read from the export's rows,
+//! interval; disqualified and unranked cells with their reason; a twin's calls against its
+//! own stack. Read from the export's rows,
 //! so it says what `report --format md` and the page say.
 
 use std::fmt::Write;
@@ -15,6 +16,13 @@ use bookstore_stats::digits;
 fn against_first(row: &Row) -> String {
     match (row.standing, row.vs_first_ratio, row.vs_first_low, row.vs_first_high) {
         ("best" | "lead", None, _, _) => row.standing.to_owned(),
+        ("twin", Some(ratio), Some(low), Some(high)) => format!(
+            "twin {}{}× [{}–{}]",
+            if low <= 1.0 && 1.0 <= high { "≈ " } else { "" },
+            digits(ratio),
+            digits(low),
+            digits(high)
+        ),
         (standing, Some(ratio), Some(low), Some(high)) => format!(
             "{}{}× [{}–{}]",
             if standing == "lead" { "≈ " } else { "" },
@@ -92,6 +100,18 @@ pub fn summary(runs: &[RunResults]) -> String {
     );
     for reason in reasons {
         let _ = writeln!(out, "{reason}");
+    }
+    let dataset = super::dataset::Dataset::new(runs);
+    for twin in super::verdicts::twin_calls(&dataset) {
+        let _ = writeln!(
+            out,
+            "twin {} (the same binary and flags as {}): called different in {} of {} cells, about {}% expected by chance",
+            twin.twin,
+            twin.stack,
+            twin.called,
+            twin.compared,
+            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+        );
     }
     out
 }

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, judge};
+use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, Verdict, judge};
+use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
 use bookstore_record::results::Cell;
@@ -22,12 +23,19 @@ pub(crate) struct Member {
     pub(crate) not_ranked: Option<String>,
     /// Median and range over the rounds.
     pub(crate) summary: Option<Summary>,
+    /// The stack it is a twin of: then it is compared with that stack alone, never ranked.
+    pub(crate) twin_of: Option<String>,
     samples: BTreeMap<RoundKey, f64>,
 }
 
 impl Member {
-    /// Whether it takes part in comparisons.
+    /// Whether it is ranked and compared with the family.
     pub(crate) fn qualified(&self) -> bool {
+        self.comparable() && self.twin_of.is_none()
+    }
+
+    /// Whether its figures can be compared at all.
+    fn comparable(&self) -> bool {
         self.disqualified.is_none() && self.not_ranked.is_none() && !self.samples.is_empty()
     }
 }
@@ -78,6 +86,7 @@ impl Family {
                     name: stack.clone(),
                     disqualified: cell.disqualified(),
                     not_ranked: not_ranked(cell),
+                    twin_of: dataset.twin_of(stack),
                     samples,
                     summary,
                 })
@@ -130,9 +139,17 @@ impl Family {
         self.members.iter().position(|m| m.name == name)
     }
 
-    /// `b` against `a`, when both are qualified and share at least two rounds.
+    /// `b` against `a`, when both are qualified and share at least two rounds; a twin
+    /// against its own stack only, as a family of one (it is no part of the family's
+    /// question, and its pair must not change the family's correction).
     pub(crate) fn compare(&self, a: &str, b: &str) -> Option<Comparison> {
-        self.group.compare(a, b)
+        let twin_of = |name: &str| self.members.iter().find(|m| m.name == name)?.twin_of.clone();
+        match (twin_of(a), twin_of(b)) {
+            (None, None) => self.group.compare(a, b),
+            (Some(of), None) if of == b => self.pairs_family(&[(a, b)]).pop().flatten(),
+            (None, Some(of)) if of == a => self.pairs_family(&[(a, b)]).pop().flatten(),
+            _ => None,
+        }
     }
 
     /// Each of `others` against `reference`, as a family of its own (Benjamini–Hochberg over
@@ -147,7 +164,7 @@ impl Family {
     /// Each `(a, b)`: b against a, these comparisons a family of their own.
     pub(crate) fn pairs_family(&self, pairs: &[(&str, &str)]) -> Vec<Option<Comparison>> {
         let samples = |name: &str| {
-            self.members.iter().find(|m| m.name == name && m.qualified()).map(|m| &m.samples)
+            self.members.iter().find(|m| m.name == name && m.comparable()).map(|m| &m.samples)
         };
         let rounds: Vec<Option<Vec<(f64, f64)>>> =
             pairs.iter().map(|(a, b)| Some(paired(samples(a)?, samples(b)?))).collect();
@@ -181,6 +198,47 @@ impl Family {
     pub(crate) fn log_ratio_spreads(&self) -> &[f64] {
         self.group.log_ratio_spreads()
     }
+}
+
+/// How often a twin was called different from its own stack, over the cells both were
+/// compared in: the run's own false-call rate, each cell judged as a family of one at
+/// [`bookstore_stats::FALSE_DISCOVERY_RATE`], which is then the rate to expect.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct TwinCalls {
+    pub(crate) twin: String,
+    pub(crate) stack: String,
+    /// Cells (scenario × concurrency) whose twin pair was called different.
+    pub(crate) called: usize,
+    /// Cells where the pair was compared.
+    pub(crate) compared: usize,
+    /// The called cells, as `scenario c=N: ratio [interval]`.
+    pub(crate) calls: Vec<String>,
+}
+
+/// Every twin's calls against its stack, over the saturation cells of the runs.
+pub(crate) fn twin_calls(dataset: &Dataset<'_>) -> Vec<TwinCalls> {
+    dataset
+        .twins()
+        .into_iter()
+        .map(|(twin, stack)| {
+            let mut out = TwinCalls { twin, stack, called: 0, compared: 0, calls: Vec::new() };
+            for scenario in &dataset.scenarios {
+                for &concurrency in &dataset.concurrency {
+                    let family = Family::rates(dataset, scenario, concurrency);
+                    let Some(comparison) = family.compare(&out.stack, &out.twin) else {
+                        continue;
+                    };
+                    out.compared += 1;
+                    if comparison.verdict != Verdict::NotDistinguishable {
+                        out.called += 1;
+                        out.calls
+                            .push(format!("{scenario} c={concurrency}: {}", comparison.text()));
+                    }
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 /// Each stack's rate as a share of its scenario's ceiling measured in the same rounds: one

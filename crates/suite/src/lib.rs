@@ -441,14 +441,25 @@ mod tests {
             ("actix-serde-diesel --workers 1", "expected label=stack"),
             ("x=spring-mvc --workers 1", "unknown stack"),
             ("axum-serde-sqlx=axum-serde-sqlx --workers 1", "already a stack"),
-            ("x=axum-serde-sqlx", "needs --flag value pairs"),
-            ("x=axum-serde-sqlx --workers", "needs --flag value pairs"),
+            ("x=axum-serde-sqlx --workers", "expected --flag value pairs"),
             ("x=axum-serde-sqlx 1 --workers", "expected --flag value pairs"),
             ("a b=axum-serde-sqlx --workers 1", "a label is"),
         ] {
             let error = Variant::parse(spec, &taken).unwrap_err();
             assert!(error.contains(expected), "{spec}: {error}");
         }
+    }
+
+    #[test]
+    fn a_variant_without_flags_is_a_twin_of_its_stack() {
+        let taken = specs(&["axum-serde-sqlx"]);
+        let twin = Variant::parse("again=axum-serde-sqlx", &taken).unwrap();
+        assert_eq!((twin.args.len(), twin.db_latency), (0, None));
+        let base = specs(&["--pool-max", "32", "--workers", "2"]);
+        assert_eq!(twin.apply(&base), base, "a twin runs with the suite's flags, unchanged");
+        let default = Variant::twin(twin.stack);
+        assert_eq!(default.label, "axum-serde-sqlx.twin");
+        assert_eq!((default.args, default.db_latency), (twin.args, None));
     }
 
     #[test]

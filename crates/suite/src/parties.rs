@@ -8,7 +8,8 @@ use bookstore_app::stacks::StackInfo;
 
 /// A stack run with flags of its own, under a label: `label=stack --flag value …`
 /// (`--variant`). Its flags replace the suite's for the same setting (`--workers`,
-/// `--pool-max`, `--blocking-threads`) and add any other the stack takes.
+/// `--pool-max`, `--blocking-threads`) and add any other the stack takes. Without flags or
+/// a relay it is a twin: the stack itself, as a second party.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Variant {
     /// What the pages call it.
@@ -42,10 +43,8 @@ impl Variant {
         if taken.iter().any(|t| t == label) {
             return Err(format!("--variant {spec:?}: {label} is already a stack or variant"));
         }
-        if args.is_empty() || !args.len().is_multiple_of(2) {
-            return Err(format!(
-                "--variant {spec:?}: a variant needs --flag value pairs of its own"
-            ));
+        if !args.len().is_multiple_of(2) {
+            return Err(format!("--variant {spec:?}: expected --flag value pairs after the stack"));
         }
         if let Some(bad) = args.iter().step_by(2).find(|a| !a.starts_with("--")) {
             return Err(format!("--variant {spec:?}: expected --flag value pairs, found {bad:?}"));
@@ -63,6 +62,14 @@ impl Variant {
             }
         }
         Ok(Self { label: label.to_owned(), stack, args: own, db_latency })
+    }
+
+    /// `stack` again, as a second process with the same binary and flags, labelled
+    /// `<stack>.twin`: the pair that has no difference to find, measured in the same rounds,
+    /// so that the run shows its own rate of false calls.
+    pub fn twin(stack: StackInfo) -> Self {
+        let label = format!("{}{TWIN_SUFFIX}", stack.identity.service);
+        Self { label, stack, args: Vec::new(), db_latency: None }
     }
 
     /// `stack` behind a relay adding `latency` to each database round trip, labelled
@@ -87,6 +94,9 @@ impl Variant {
         args
     }
 }
+
+/// The label of the default twin: its stack's name and this.
+const TWIN_SUFFIX: &str = ".twin";
 
 /// The flag that puts a party behind the database latency relay.
 pub const DB_LATENCY_FLAG: &str = "--db-latency";

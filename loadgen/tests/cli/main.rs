@@ -27,6 +27,16 @@ fn a_misspelt_stack_or_scenario_is_a_usage_error_that_suggests_the_name() {
 }
 
 #[test]
+fn a_twin_of_a_stack_not_measured_is_refused_before_anything_starts() {
+    let output = loadgen(&["suite", "--stacks", "axum-serde-sqlx", "--twin", "hyper-sonic-sqlx"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--twin hyper-sonic-sqlx: not among the stacks measured"), "{stderr}");
+    let output = loadgen(&["suite", "--twin", "axum-serde-sqlx", "--targets", "x=http://h:1"]);
+    assert_eq!(output.status.code(), Some(2), "a twin needs the suite to start its stacks");
+}
+
+#[test]
 fn the_suites_help_lists_every_stack_and_scenario() {
     let output = loadgen(&["suite", "--help"]);
     assert!(output.status.success());
