@@ -52,6 +52,15 @@ def pairs_of(results):
                 yield scenario, concurrency, rounds
 
 
+def http_ceiling_rps(results):
+    """The hour's speed: the HTTP ceiling's median rate on `health` at its lowest concurrency."""
+    cells = [c for c in results.get("ceilings", {}).get("http", []) if c["scenario"] == "health"]
+    if not cells:
+        return float("nan")
+    lowest = min(c["concurrency"] for c in cells)
+    return statistics.median(c["throughput_rps"] for c in cells if c["concurrency"] == lowest)
+
+
 def sd(values):
     return statistics.stdev(values) if len(values) >= 2 else float("nan")
 
@@ -64,7 +73,7 @@ def median(values):
 def main(paths):
     by_scenario, by_concurrency = defaultdict(list), defaultdict(list)
     residuals = []  # (gap seconds, |residual| scaled to the pair's spread)
-    print("file | window s (median) | rounds | pairs | median per-round sd of ln ratio")
+    print("file | HTTP ceiling /s | window s (median) | rounds | pairs | median sd of ln ratio")
     for path in paths:
         with open(path) as f:
             results = json.load(f)
@@ -85,7 +94,8 @@ def main(paths):
                 others = (mean * n - log) / (n - 1)
                 residuals.append((gap, abs(log - others)))
         print(
-            f"{path} | {median(windows):.2f} | {median(n_rounds):.0f} | {len(spreads)} | "
+            f"{path} | {http_ceiling_rps(results):.0f} | {median(windows):.2f} | "
+            f"{median(n_rounds):.0f} | {len(spreads)} | "
             f"{median(spreads):.3f}"
         )
     print()

@@ -1,11 +1,11 @@
 //! Section 7: how the run was measured and judged, on what.
 
 use bookstore_record::results::Measurement;
-use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary, min_detectable_ratio};
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary};
 use serde::Serialize;
 
 use super::dataset::Dataset;
-use super::verdicts::{Family, TwinCalls, twin_calls};
+use super::verdicts::{Family, TwinCalls, detectable_ratio, twin_calls};
 
 /// The power the page states: the chance of seeing a difference of the stated size.
 pub(crate) const STATED_POWER: f64 = 0.8;
@@ -69,9 +69,8 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let stacks = dataset.ranked_parties();
     let pairs_per_family = stacks * stacks.saturating_sub(1) / 2;
     let noise = Summary::of(&spreads).map(|s| s.median);
-    let strictest = FALSE_DISCOVERY_RATE / pairs_per_family.max(1) as f64;
     let detectable = noise
-        .and_then(|sd| min_detectable_ratio(sd, rounds as usize, strictest, STATED_POWER))
+        .and_then(|sd| detectable_ratio(sd, rounds as usize, pairs_per_family))
         .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
     Verdicts {
         rounds,
@@ -271,6 +270,7 @@ mod tests {
             repeat: 1,
             request_timeout: std::time::Duration::ZERO,
             durable: false,
+            schedule: bookstore_record::results::Schedule::Grouped,
         };
         let serde_json::Value::Object(fields) = serde_json::to_value(&m).unwrap() else {
             panic!("an object")

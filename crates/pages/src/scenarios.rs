@@ -26,6 +26,8 @@ struct TableGroup {
     /// The stack every comparison in the group is against: the first of the ranking.
     first: Option<String>,
     rows: Vec<TableRow>,
+    /// What this table's verdicts could see, as a sentence; `None` without a compared pair.
+    power: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -135,7 +137,8 @@ pub(crate) fn section(dataset: &Dataset<'_>, scenario: &str) -> ScenarioSection 
                     cell: Some(cell),
                 });
             }
-            TableGroup { concurrency, first, rows }
+            let power = family.power().map(|p| power_text(concurrency, p));
+            TableGroup { concurrency, first, rows, power }
         })
         .collect();
 
@@ -243,4 +246,16 @@ fn ceiling_label(
         }
         _ => "HTTP ceiling (minimal responder)".to_owned(),
     }
+}
+
+/// "c = 128: 5 rounds; its pairs' per-round spread 0.067, so a difference of 22% is called
+/// four times in five."
+fn power_text(concurrency: u32, power: super::verdicts::FamilyPower) -> String {
+    let detectable = power.detectable.map_or("no difference".to_owned(), |r| {
+        format!("a difference of {:.0}%", (r - 1.0) * 100.0)
+    });
+    format!(
+        "c = {concurrency}: {} round(s); its pairs' per-round spread {:.3}, so {detectable} is called four times in five",
+        power.rounds, power.spread
+    )
 }

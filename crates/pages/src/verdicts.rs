@@ -198,6 +198,35 @@ impl Family {
     pub(crate) fn log_ratio_spreads(&self) -> &[f64] {
         self.group.log_ratio_spreads()
     }
+
+    /// What this family could see: its rounds (the most any of its pairs shared), its
+    /// pairs' median spread, and the smallest difference it calls four times in five at its
+    /// strictest level. `None` without a compared pair.
+    pub(crate) fn power(&self) -> Option<FamilyPower> {
+        let rounds = self.pairs().map(|(_, _, c)| c.n).max()?;
+        let spread = Summary::of(self.log_ratio_spreads())?.median;
+        let pairs = self.pairs().count();
+        Some(FamilyPower { rounds, spread, detectable: detectable_ratio(spread, rounds, pairs) })
+    }
+}
+
+/// What a family could see (see [`Family::power`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct FamilyPower {
+    pub(crate) rounds: usize,
+    /// The median per-round spread of its pairs' log ratios.
+    pub(crate) spread: f64,
+    /// The smallest ratio (≥ 1) called four times in five.
+    pub(crate) detectable: Option<f64>,
+}
+
+/// The smallest true ratio a family of `pairs` comparisons, each over `rounds` rounds with
+/// a per-round log-ratio spread `spread`, calls different with probability
+/// [`STATED_POWER`](super::method::STATED_POWER) even at its strictest level, q / pairs
+/// (Benjamini–Hochberg's first step).
+pub(crate) fn detectable_ratio(spread: f64, rounds: usize, pairs: usize) -> Option<f64> {
+    let strictest = bookstore_stats::FALSE_DISCOVERY_RATE / pairs.max(1) as f64;
+    bookstore_stats::min_detectable_ratio(spread, rounds, strictest, super::method::STATED_POWER)
 }
 
 /// How often a twin was called different from its own stack, over the cells both were

@@ -353,6 +353,7 @@ mod tests {
                     repeat: 1,
                     request_timeout: Duration::from_secs(10),
                     durable: false,
+                    schedule: crate::results::Schedule::Grouped,
                 },
                 warmup_max_seconds: None,
                 window_max_seconds: None,

@@ -9,11 +9,14 @@
 //! Within a block every window of a round runs once per round, the order rotating by one
 //! from round to round (the `turn` counts rotations over the whole run), so each party is
 //! measured first, in the middle and last equally often and the machine's drift falls on
-//! all of them alike.
+//! all of them alike. With `--schedule grouped` (the default) the windows compared with each
+//! other — one concurrency's parties — run next to each other, the groups and the windows
+//! within them rotating alike: the machine drifts on the scale of seconds (docs/noise.md),
+//! so a pair's windows close in time scatter less.
 
 use bookstore_client::scenario::Scenario;
 
-use crate::state::{Offer, PreparedStack, Window, rotated};
+use crate::state::{Offer, PreparedStack, Window, rotated, rotated_by};
 
 /// One window the suite will measure.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,17 +32,23 @@ pub(crate) struct PlannedWindow {
     pub(crate) slot: Option<u64>,
 }
 
-/// The closed-loop rounds of `scenario`: `windows` (one round's, see
-/// `SuiteOptions::round_windows`) once per round, rotating.
+/// The closed-loop rounds of `scenario`: the windows of `groups` (one round's, see
+/// `SuiteOptions::round_groups`) once per round, each group's windows next to each other;
+/// per round the groups' order rotates by one, and the order within each group too.
 pub(crate) fn closed_block(
     scenario: Scenario,
-    windows: &[Window],
+    groups: &[Vec<Window>],
     rounds: u32,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     (0..rounds)
         .flat_map(|round| {
-            rotated(windows, turn).into_iter().map(move |party| PlannedWindow {
+            let by = *turn;
+            let order: Vec<Window> = rotated(groups, turn)
+                .into_iter()
+                .flat_map(|group| rotated_by(&group, by))
+                .collect();
+            order.into_iter().map(move |party| PlannedWindow {
                 scenario,
                 round,
                 party,
@@ -61,7 +70,7 @@ pub(crate) fn offered_block(
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     let windows: Vec<Window> = (0..stacks).map(|stack| Window::Stack(stack, cap)).collect();
-    let mut block = closed_block(scenario, &windows, rounds, turn);
+    let mut block = closed_block(scenario, &[windows], rounds, turn);
     for window in &mut block {
         window.offer = Some(offer);
     }
@@ -121,7 +130,7 @@ mod tests {
     fn every_window_runs_once_a_round_and_each_is_first_in_turn() {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128), Window::HttpCeiling(128)];
         let mut turn = 0;
-        let plan = closed_block(Scenario::Health, &windows, 3, &mut turn);
+        let plan = closed_block(Scenario::Health, &[windows.to_vec()], 3, &mut turn);
         assert_eq!(plan.len(), 9);
         assert_eq!(turn, 3, "one rotation per round");
         for round in 0..3 {
@@ -138,12 +147,40 @@ mod tests {
     fn the_rotation_goes_on_across_blocks() {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128)];
         let mut turn = 0;
-        let first = closed_block(Scenario::Health, &windows, 1, &mut turn);
+        let first = closed_block(Scenario::Health, &[windows.to_vec()], 1, &mut turn);
         let offer = Offer { rate_rps: 1000.0, fraction: Some(0.7) };
         let second = offered_block(Scenario::Health, 2, 256, offer, 1, &mut turn);
         assert_eq!(first[0].party, Window::Stack(0, 128));
         assert_eq!(second[0].party, Window::Stack(1, 256), "the next block starts where it was");
         assert!(second.iter().all(|w| w.offer == Some(offer)));
+    }
+
+    #[test]
+    fn grouped_windows_stay_together_and_every_one_leads_its_group_in_turn() {
+        let at = |c: u32| (0..3).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
+        let groups = [at(128), at(256)];
+        let mut turn = 0;
+        let plan = closed_block(Scenario::BookById, &groups, 6, &mut turn);
+        for round in 0..6 {
+            let parties: Vec<Window> =
+                plan.iter().filter(|w| w.round == round).map(|w| w.party).collect();
+            assert_eq!(parties.len(), 6, "round {round}");
+            // The windows compared with each other are next to each other: at most the
+            // group's size apart.
+            for group in &groups {
+                let places: Vec<usize> = parties
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, w)| group.contains(w))
+                    .map(|(i, _)| i)
+                    .collect();
+                assert_eq!(places.len(), 3);
+                assert_eq!(places[2] - places[0], 2, "round {round}: {parties:?}");
+            }
+            // The groups take turns at going first, and so do the windows within them.
+            let first_group = (round as usize) % 2;
+            assert_eq!(parties[0], groups[first_group][round as usize % 3], "round {round}");
+        }
     }
 
     #[test]

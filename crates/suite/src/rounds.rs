@@ -105,17 +105,18 @@ impl<'a> Suite<'a> {
         Ok(suite.results)
     }
 
-    /// The blocks: per scenario, its closed-loop rounds (every party once per round, the
-    /// order rotating), then its fixed-load rounds, each block planned before it runs.
+    /// The blocks: per scenario, its closed-loop rounds (every party once per round, in the
+    /// groups of `--schedule`, the order rotating), then its fixed-load rounds, each block
+    /// planned before it runs.
     fn measure(&mut self) -> anyhow::Result<()> {
         if self.options.shard.is_some() {
             return self.measure_on_schedule();
         }
         let mut turn = 0;
         for scenario in self.options.scenarios.clone() {
-            let windows = self.options.round_windows(scenario, self.prepared.len());
+            let groups = self.options.round_groups(scenario, self.prepared.len());
             let rounds = self.options.total_rounds();
-            self.run_block(&plan::closed_block(scenario, &windows, rounds, &mut turn))?;
+            self.run_block(&plan::closed_block(scenario, &groups, rounds, &mut turn))?;
             if self.stopped() {
                 return Ok(());
             }

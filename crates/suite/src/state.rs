@@ -28,6 +28,18 @@ pub(crate) enum Window {
     Stack(usize, u32),
 }
 
+impl Window {
+    /// The concurrency whose parties it is compared with; `None` for a database ceiling
+    /// with one client per pooled connection, compared with every concurrency.
+    pub(crate) fn concurrency(&self) -> Option<u32> {
+        match *self {
+            Window::HttpCeiling(c) | Window::Stack(_, c) => Some(c),
+            Window::DbCeiling { clients: DbClients::Stacks(c), .. } => Some(c),
+            Window::DbCeiling { clients: DbClients::Pool, .. } => None,
+        }
+    }
+}
+
 /// How many clients a database ceiling window has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DbClients {
@@ -141,12 +153,18 @@ pub(crate) const UNJUSTIFIED_REFUSAL: &str = "unjustified_refusal";
 /// `items` rotated by the round `turn` counts (over the whole run), which it then advances:
 /// each party is first, in the middle and last equally often.
 pub(crate) fn rotated<T: Clone>(items: &[T], turn: &mut usize) -> Vec<T> {
+    let order = rotated_by(items, *turn);
+    *turn += 1;
+    order
+}
+
+/// `items` rotated left by `by` (modulo their number).
+pub(crate) fn rotated_by<T: Clone>(items: &[T], by: usize) -> Vec<T> {
     let mut order = items.to_vec();
     if !order.is_empty() {
         let len = order.len();
-        order.rotate_left(*turn % len);
+        order.rotate_left(by % len);
     }
-    *turn += 1;
     order
 }
 

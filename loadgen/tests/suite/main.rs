@@ -85,6 +85,7 @@ fn options(output: PathBuf) -> SuiteOptions {
             repeat: 1,
             request_timeout: Duration::from_secs(10),
             durable: false,
+            schedule: bookstore_record::results::Schedule::Grouped,
         },
         tuning: bookstore_app::Tuning { pool_max: 4, workers: 2, blocking_threads: 4 },
         client_workers: 2,

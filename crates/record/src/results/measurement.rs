@@ -49,6 +49,31 @@ pub struct Measurement {
     #[arg(long)]
     #[serde(rename = "durable_database")]
     pub durable: bool,
+    /// The order of a round's windows: `grouped` puts the windows compared with each other
+    /// (the parties of one concurrency) next to each other, rotating within and between the
+    /// groups; `rotated` rotates the whole round as one list, the schedule before grouping
+    /// (docs/noise.md: the closer a pair's windows, the less they scatter).
+    #[arg(long, value_enum, default_value_t = Schedule::Grouped)]
+    #[serde(default = "Schedule::before_grouping")]
+    pub schedule: Schedule,
+}
+
+/// How a round's windows are ordered (`--schedule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// The parties of one concurrency together, a group after another; the order rotating
+    /// within each group and the groups' order too, round by round.
+    Grouped,
+    /// Every window of the round in one list, rotating by one per round.
+    Rotated,
+}
+
+impl Schedule {
+    /// What a results file from before `schedule` was recorded ran: rotated.
+    fn before_grouping() -> Self {
+        Self::Rotated
+    }
 }
 
 impl Measurement {

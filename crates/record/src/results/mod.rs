@@ -22,7 +22,7 @@ mod cell;
 mod measurement;
 
 pub use cell::*;
-pub use measurement::{DEFAULT_ROUNDS, Measurement, QUICK};
+pub use measurement::{DEFAULT_ROUNDS, Measurement, QUICK, Schedule};
 
 /// Identifies a suite results document.
 pub const SCHEMA: &str = "bookstore-bench/results";
