@@ -43,7 +43,6 @@ use bookstore_app::stacks::StackInfo;
 use bookstore_client::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
 use bookstore_client::scenario::Scenario;
 pub use bookstore_record::results::Rate;
-use bookstore_record::results::Schedule;
 use bookstore_record::results::{Measurement, RunResults};
 pub use parties::{COMPOSE_DATABASE_URL, ComposeFrom, DB_LATENCY_FLAG, Variant, parse_targets};
 pub use shard::ShardPlan;
@@ -133,19 +132,7 @@ impl SuiteOptions {
     /// each other), then the windows compared with every concurrency; with `rotated`, the
     /// whole round as one group.
     fn round_groups(&self, scenario: Scenario, stacks: usize) -> Vec<Vec<state::Window>> {
-        let windows = self.round_windows(scenario, stacks);
-        if self.measurement.schedule == Schedule::Rotated {
-            return vec![windows];
-        }
-        let mut groups: Vec<(Option<u32>, Vec<state::Window>)> = Vec::new();
-        for window in windows {
-            let key = window.concurrency();
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, group)) => group.push(window),
-                None => groups.push((key, vec![window])),
-            }
-        }
-        groups.into_iter().map(|(_, group)| group).collect()
+        plan::grouped(self.round_windows(scenario, stacks), self.measurement.schedule)
     }
 
     /// The windows of one round of `scenario`'s closed loop, over `stacks` prepared stacks:

@@ -15,6 +15,7 @@
 //! so a pair's windows close in time scatter less.
 
 use bookstore_client::scenario::Scenario;
+use bookstore_record::results::Schedule;
 
 use crate::state::{Offer, PreparedStack, Window, rotated, rotated_by};
 
@@ -30,6 +31,25 @@ pub(crate) struct PlannedWindow {
     pub(crate) offer: Option<Offer>,
     /// A shard's slot of the schedule every shard shares (`--shard`).
     pub(crate) slot: Option<u64>,
+}
+
+/// One round's `windows` in the groups `schedule` orders them by: `Grouped`, one group per
+/// concurrency in the order they first appear (the windows compared with each other), the
+/// windows compared with every concurrency (the pool-size database ceiling) a group of their
+/// own; `Rotated`, all of them one group.
+pub(crate) fn grouped(windows: Vec<Window>, schedule: Schedule) -> Vec<Vec<Window>> {
+    if schedule == Schedule::Rotated {
+        return vec![windows];
+    }
+    let mut groups: Vec<(Option<u32>, Vec<Window>)> = Vec::new();
+    for window in windows {
+        let key = window.concurrency();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, group)) => group.push(window),
+            None => groups.push((key, vec![window])),
+        }
+    }
+    groups.into_iter().map(|(_, group)| group).collect()
 }
 
 /// The closed-loop rounds of `scenario`: the windows of `groups` (one round's, see
@@ -181,6 +201,28 @@ mod tests {
             let first_group = (round as usize) % 2;
             assert_eq!(parties[0], groups[first_group][round as usize % 3], "round {round}");
         }
+    }
+
+    #[test]
+    fn grouping_puts_each_concurrency_together_and_the_pool_ceiling_apart() {
+        use crate::ceiling::Driver;
+        use crate::state::DbClients;
+        let pool =
+            |driver| Window::DbCeiling { driver, clients: DbClients::Pool, db_latency: None };
+        let windows = vec![
+            Window::Stack(0, 128),
+            Window::Stack(1, 128),
+            Window::Stack(0, 256),
+            Window::Stack(1, 256),
+            pool(Driver::ALL[0]),
+            pool(Driver::ALL[1]),
+        ];
+        let groups = grouped(windows.clone(), Schedule::Grouped);
+        assert_eq!(
+            groups,
+            [windows[0..2].to_vec(), windows[2..4].to_vec(), windows[4..6].to_vec()]
+        );
+        assert_eq!(grouped(windows.clone(), Schedule::Rotated), [windows]);
     }
 
     #[test]

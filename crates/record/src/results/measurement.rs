@@ -139,4 +139,17 @@ mod tests {
         let instant = Cli::parse_from(["x", "--duration", "0s"]).measurement;
         assert!(instant.check().unwrap_err().contains("--duration"));
     }
+
+    #[test]
+    fn a_run_is_grouped_by_default_and_a_file_from_before_the_setting_reads_as_rotated() {
+        let cli = Cli::parse_from(["x"]);
+        assert_eq!(cli.measurement.schedule, Schedule::Grouped);
+        let mut json = serde_json::to_value(&cli.measurement).unwrap();
+        assert_eq!(json["schedule"], "grouped");
+        json.as_object_mut().unwrap().remove("schedule");
+        let old: Measurement = serde_json::from_value(json).unwrap();
+        assert_eq!(old.schedule, Schedule::Rotated, "the order it ran in");
+        let rotated = Cli::parse_from(["x", "--schedule", "rotated"]).measurement;
+        assert_eq!(rotated.schedule, Schedule::Rotated);
+    }
 }

@@ -33,8 +33,9 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// without them), 4 since a round holds every concurrency, 5 since PostgreSQL's counters
 /// and backend waits per cell, 6 since the database latency relay, 7 since each cell's
 /// latency and server threads and the CPU placement (additions: older files read without
-/// them).
-pub const SCHEMA_VERSION: u32 = 7;
+/// them), 8 since the order of a round (`settings.schedule`; an older file reads as
+/// `rotated`, the order it ran in).
+pub const SCHEMA_VERSION: u32 = 8;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
