@@ -81,6 +81,36 @@ impl Drop for Responder {
     }
 }
 
+/// A server that accepts connections and reads what they send but never answers, for
+/// `life`; its address.
+fn silent_server(life: std::time::Duration) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let end = std::time::Instant::now() + life;
+        let mut held = Vec::new();
+        while std::time::Instant::now() < end {
+            if let Ok((stream, _)) = listener.accept() {
+                held.push(stream); // read by the kernel's buffer, never answered
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    });
+    format!("http://{addr}/")
+}
+
+#[test]
+fn a_window_in_which_nothing_completed_is_a_failure_not_zero_requests_per_second() {
+    let url = silent_server(std::time::Duration::from_secs(10));
+    let args = ["http", &url, "-c", "2", "-z", "300ms", "--warmup", "0s", "--timeout", "500ms"];
+    let output = loadgen(&args);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(5), "a disqualified window: {stdout}");
+    assert!(stdout.contains("no request completed in the window"), "{stdout}");
+    assert!(stdout.contains("2 ended after it"), "both timed out in the drain: {stdout}");
+}
+
 #[test]
 fn http_takes_the_url_as_its_argument_and_prints_a_percentile_table_or_json_on_stdout() {
     let responder = Responder::start();

@@ -69,6 +69,12 @@ pub enum WarningKind {
         /// Errors divided by completed requests.
         error_fraction: f64,
     },
+    /// Not one request completed in the window: a server that accepts and reads but does
+    /// not answer in time measures nothing, and such a window is not a success.
+    NothingCompleted {
+        /// Requests that ended after the window (most often timed out), in the drain.
+        after_window: u64,
+    },
     /// The client held fewer requests in flight than the concurrency asked for.
     InFlightLow {
         /// Mean in flight by Little's law.
@@ -169,6 +175,7 @@ impl WarningKind {
             WarningKind::AuditFailed { .. }
                 | WarningKind::InvalidResponses { .. }
                 | WarningKind::ErrorRateHigh { .. }
+                | WarningKind::NothingCompleted { .. }
                 | WarningKind::InFlightLow { .. }
                 | WarningKind::ServerCrashed { .. }
         )
@@ -193,6 +200,9 @@ impl From<WarningKind> for Warning {
             WarningKind::ErrorRateHigh { error_fraction } => format!(
                 "{:.1}% of the requests failed: see errors_by_kind and the server log before reading this cell's latency",
                 error_fraction * 100.0
+            ),
+            WarningKind::NothingCompleted { after_window } => format!(
+                "no request completed in the window: the server answered none in time ({after_window} ended after it, counted as drained — see drained_counts and the server log)"
             ),
             WarningKind::InFlightLow { mean_in_flight, concurrency } => format!(
                 "only {mean_in_flight:.1} of {concurrency} requests were in flight on average: the client did not hold the concurrency (too few client workers, or connections failing)"

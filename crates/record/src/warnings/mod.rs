@@ -129,6 +129,9 @@ pub fn load_warnings(cell: &Cell, connections: u32) -> Vec<Warning> {
         found.push(WarningKind::InvalidResponses { problems: cell.problems.clone() });
     }
     let total = cell.counts.total();
+    if total == 0 && !cell.stopped_early {
+        found.push(WarningKind::NothingCompleted { after_window: cell.drained_counts.total() });
+    }
     if total > 0 {
         let error_fraction = cell.counts.errors as f64 / total as f64;
         if error_fraction > ERROR_RATE_LIMIT {
