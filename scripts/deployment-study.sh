@@ -70,15 +70,7 @@ for latency in "${latencies[@]}"; do
     done
 done
 
-if [ -z "${BIN_DIR:-}" ]; then
-    require_cargo
-    ensure_pg_binaries
-    # shellcheck disable=SC2046 # one -p argument per word
-    cargo build --release --locked $(run_packages)
-    BIN_DIR=target/release
-else
-    ensure_pg_binaries
-fi
+release_binaries
 
 say "$(( ${#variants[@]} / 2 + 2 )) parties × scenarios $SCENARIOS at c=$CONCURRENCY; results $OUTPUT, page $PAGE"
 exec "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" \

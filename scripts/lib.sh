@@ -43,6 +43,18 @@ run_packages() {
     printf -- '-p bookstore-responder -p bookstore-relay -p loadgen'
 }
 
+# For the study scripts: PostgreSQL's binaries, and the release binaries a run starts in
+# BIN_DIR — those given (BIN_DIR=… set by the caller), else built into target/release.
+release_binaries() {
+    ensure_pg_binaries
+    if [ -z "${BIN_DIR:-}" ]; then
+        require_cargo
+        # shellcheck disable=SC2046 # one -p argument per word
+        cargo build --release --locked $(run_packages)
+        BIN_DIR=target/release
+    fi
+}
+
 have_pg_binaries() {
     local dir
     for dir in ${PG_BIN_DIR:-} $(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/x)") /usr/lib/postgresql/*/bin; do

@@ -18,15 +18,7 @@ RUNS=${RUNS:-2}
 SCENARIOS=${SCENARIOS:-health,smallJson,bookById,checkoutCreate}
 stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
 
-if [ -z "${BIN_DIR:-}" ]; then
-    require_cargo
-    ensure_pg_binaries
-    # shellcheck disable=SC2046 # one -p argument per word
-    cargo build --release --locked $(run_packages)
-    BIN_DIR=target/release
-else
-    ensure_pg_binaries
-fi
+release_binaries
 
 files=()
 for run in $(seq 1 "$RUNS"); do
