@@ -54,6 +54,12 @@ fn paired<K: Ord>(a: &BTreeMap<K, f64>, b: &BTreeMap<K, f64>) -> Vec<(f64, f64)>
 impl Group {
     /// The group of `members`, each a name and its value per round.
     pub fn paired<K: Ord>(members: &[(String, BTreeMap<K, f64>)]) -> Self {
+        Self::paired_at(members, FALSE_DISCOVERY_RATE)
+    }
+
+    /// The group of `members` judged at false-discovery rate `q` (a look's share of it,
+    /// [`crate::Looks::q_at`]).
+    pub fn paired_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
         let mut keys = Vec::new();
         let mut tests = Vec::new();
         let mut spreads = Vec::new();
@@ -77,7 +83,7 @@ impl Group {
         }
         let pairs = keys
             .into_iter()
-            .zip(family(&tests, FALSE_DISCOVERY_RATE))
+            .zip(family(&tests, q))
             .filter_map(|(key, comparison)| Some((key, comparison?)))
             .collect();
         let log_means = members

@@ -2,7 +2,7 @@
 //! compare`, dbbench) hands its family of comparisons to [`judge`], so none of them can
 //! pick another test, level or correction.
 
-use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, family};
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio};
 
 /// What one comparison of B against A is drawn from.
 #[derive(Debug, Clone, Copy)]
@@ -21,7 +21,7 @@ pub enum Samples<'a> {
 }
 
 impl Samples<'_> {
-    fn log_ratio(&self) -> Option<LogRatio> {
+    pub(crate) fn log_ratio(&self) -> Option<LogRatio> {
         match *self {
             Samples::Paired(pairs) => LogRatio::paired(pairs),
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
@@ -34,9 +34,7 @@ impl Samples<'_> {
 /// an absent one, or one with too few samples or a value that is not positive, stays
 /// `None`. A family is what a reader sees as one table.
 pub fn judge(comparisons: &[Option<Samples<'_>>]) -> Vec<Option<Comparison>> {
-    let tests: Vec<Option<LogRatio>> =
-        comparisons.iter().map(|c| c.as_ref().and_then(Samples::log_ratio)).collect();
-    family(&tests, FALSE_DISCOVERY_RATE)
+    crate::judge_at(comparisons, FALSE_DISCOVERY_RATE)
 }
 
 /// Judges one comparison alone (a family of one).

@@ -2,6 +2,8 @@
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
 //! cancels), and per-measurement noise sized like a kept run's ([`PAIR_SD`]).
 
+mod sequential;
+
 use bookstore_stats::{
     FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio,
 };

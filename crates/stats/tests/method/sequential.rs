@@ -1,0 +1,103 @@
+//! The sequential design ([`Looks`]) on simulated families: each judged at its looks on the
+//! rounds so far, stopped as soon as none of its pairs is open, as the suite does.
+
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Looks, Samples, Standing, Verdict, judge_at};
+
+use super::{Normal, PAIR_SD, STACKS, rounds};
+
+/// The suite's default looks: `--rounds 3 --max-rounds 12`.
+fn looks() -> Looks {
+    Looks::planned(3, 12)
+}
+
+/// One family run as the suite runs it: every pair (i < j) with its verdict at the look the
+/// family stopped at, and the rounds it took.
+fn sequential(rates: &[Vec<f64>], looks: &Looks) -> (Vec<(usize, usize, Verdict)>, usize) {
+    let mut pairs = Vec::new();
+    for i in 0..rates.len() {
+        for j in i + 1..rates.len() {
+            pairs.push((i, j));
+        }
+    }
+    for &n in looks.rounds() {
+        let samples: Vec<Vec<(f64, f64)>> = pairs
+            .iter()
+            .map(|&(i, j)| {
+                rates[i][..n].iter().copied().zip(rates[j][..n].iter().copied()).collect()
+            })
+            .collect();
+        let comparisons: Vec<Option<Samples>> =
+            samples.iter().map(|s| Some(Samples::Paired(s))).collect();
+        let judged: Vec<_> = judge_at(&comparisons, looks.q_at(n))
+            .into_iter()
+            .map(|c| c.expect("≥ 2 rounds"))
+            .collect();
+        let open = judged.iter().zip(&samples).any(|(c, s)| looks.standing(s, c) == Standing::Open);
+        if !open || looks.next(n).is_none() {
+            let verdicts = pairs.iter().zip(judged).map(|(&(i, j), c)| (i, j, c.verdict)).collect();
+            return (verdicts, n);
+        }
+    }
+    unreachable!("the last look stops every family")
+}
+
+#[test]
+fn stopping_on_the_data_keeps_false_calls_within_q() {
+    let looks = looks();
+    let last = *looks.rounds().last().unwrap();
+    for (seed, sd) in [(0x5EED_0101, PAIR_SD), (0x5EED_0102, 0.07)] {
+        let mut random = Normal(seed);
+        let families = 2000;
+        let mut wrong = 0;
+        let mut spent = 0;
+        for _ in 0..families {
+            let rates = rounds(&mut random, &[0.0; STACKS], last, sd);
+            let (verdicts, n) = sequential(&rates, &looks);
+            wrong +=
+                usize::from(verdicts.iter().any(|(_, _, v)| *v != Verdict::NotDistinguishable));
+            spent += n;
+        }
+        let rate = wrong as f64 / families as f64;
+        let mean_rounds = spent as f64 / families as f64;
+        eprintln!(
+            "sd {sd}, no difference: {wrong} of {families} families called a pair, {mean_rounds:.1} rounds on average"
+        );
+        assert!(rate <= FALSE_DISCOVERY_RATE, "sd {sd}: {wrong} of {families}");
+        // Futility stops most of them early: the rounds go where they can change a verdict.
+        assert!(mean_rounds < 0.75 * last as f64, "sd {sd}: {mean_rounds} rounds on average");
+    }
+}
+
+#[test]
+fn power_at_ten_fifteen_and_twenty_five_percent() {
+    // One stack faster than the four others, which are equal; the spread of the kept
+    // grouped runs' median pair (docs/noise.md).
+    let looks = looks();
+    let last = *looks.rounds().last().unwrap();
+    let sd = 0.105;
+    let mut powers = Vec::new();
+    for difference in [1.10f64, 1.15, 1.25] {
+        let mut random = Normal(0x5EED_0103);
+        let families = 1000;
+        let (mut found, mut backwards, mut spent) = (0, 0, 0);
+        for _ in 0..families {
+            let truth = [0.0, difference.ln(), 0.0, 0.0, 0.0];
+            let (verdicts, n) = sequential(&rounds(&mut random, &truth, last, sd), &looks);
+            spent += n;
+            match verdicts.iter().find(|(i, j, _)| (*i, *j) == (0, 1)).unwrap().2 {
+                Verdict::Higher => found += 1,
+                Verdict::Lower => backwards += 1,
+                Verdict::NotDistinguishable => {}
+            }
+        }
+        let power = found as f64 / families as f64;
+        eprintln!(
+            "sd {sd}, ×{difference}: found in {power:.3} of the families, {:.1} rounds on average",
+            spent as f64 / families as f64
+        );
+        assert_eq!(backwards, 0, "×{difference}");
+        powers.push(power);
+    }
+    assert!(powers.windows(2).all(|w| w[0] < w[1]), "{powers:?}");
+    assert!(powers[2] > 0.95, "25% at this spread is found nearly always: {powers:?}");
+}
