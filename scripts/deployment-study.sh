@@ -47,7 +47,8 @@ for arg in "$@"; do
         extra+=("$arg")
     fi
 done
-timing=(--rounds "$ROUNDS" --duration "$DURATION" "${warmup[@]}")
+# A fixed design of ROUNDS rounds, no twin: the study is its parties.
+timing=(--rounds "$ROUNDS" --max-rounds "$ROUNDS" --no-twin --duration "$DURATION" "${warmup[@]}")
 [ "$CEILINGS" = 1 ] || timing+=(--no-ceilings)
 
 IFS=, read -r -a pools <<< "$POOLS"

@@ -7,7 +7,7 @@
 # each run's spread (the per-round scatter of a pair's log ratio: lower sees more).
 #
 #   scripts/schedule-study.sh                 # 2 × 2 runs of four scenarios, no equal load
-#   RUNS=3 SCENARIOS=bookById,checkoutCreate scripts/schedule-study.sh --rounds 8
+#   RUNS=3 ROUNDS=8 SCENARIOS=bookById,checkoutCreate scripts/schedule-study.sh
 # Further arguments go to every `loadgen suite` run. BIN_DIR=… uses binaries already built
 # (else a release build). Quiet machine only: the runs compare each other.
 set -euo pipefail
@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 RUNS=${RUNS:-2}
+# A fixed design: the schedules are compared at the same rounds (5, the kept runs').
+ROUNDS=${ROUNDS:-5}
 SCENARIOS=${SCENARIOS:-health,smallJson,bookById,checkoutCreate}
 stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
 
@@ -26,7 +28,7 @@ for run in $(seq 1 "$RUNS"); do
         output=summary/results/$stamp-schedule-$schedule-$run.json
         say "run $run, --schedule $schedule: $output"
         "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" --scenarios "$SCENARIOS" --no-equal-load \
-            --twin axum-serde-sqlx --schedule "$schedule" --output "$output" \
+            --twin axum-serde-sqlx --rounds "$ROUNDS" --max-rounds "$ROUNDS" --schedule "$schedule" --output "$output" \
             --report "/tmp/schedule-study-$schedule-$run.html" "$@" || [ $? -eq 5 ]
         files+=("$output")
     done

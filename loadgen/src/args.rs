@@ -27,13 +27,18 @@ pub(crate) struct SuiteArgs {
     /// --twin). Repeatable.
     #[arg(long = "variant", value_name = "LABEL=STACK FLAGS")]
     pub(crate) variants: Vec<String>,
-    /// Also measure this stack a second time, as its twin `<stack>.twin`: the same binary
-    /// and flags in a process of its own, in the same rounds. The twin is judged against its
-    /// stack alone and never ranked; the page and the terminal say in how many cells that
-    /// pair, which has nothing to find, was called different (the run's own false-call
-    /// rate). One more party: the stacks' windows take a sixth longer with five stacks.
-    #[arg(long, value_parser = stack_names(), conflicts_with_all = ["targets", "compose"])]
+    /// Which stack is measured a second time, as its twin `<stack>.twin` [default: the
+    /// first of --stacks]: the same binary and flags in a process of its own, in the same
+    /// rounds. The twin is judged against its stack alone and never ranked; the page and
+    /// the terminal say in how many cells that pair, which has nothing to find, was called
+    /// different (the run's own false-call rate). One more party: the stacks' windows take
+    /// a sixth longer with five stacks. Not with --targets, --compose or --shard (stacks
+    /// the suite does not start).
+    #[arg(long, value_parser = stack_names(), conflicts_with_all = ["targets", "compose", "no_twin"])]
     pub(crate) twin: Option<String>,
+    /// No twin: measure every stack once.
+    #[arg(long)]
+    pub(crate) no_twin: bool,
     /// Also measure each stack behind a relay (`db-relay`, from --bin-dir) that adds this
     /// round trip to every exchange with its database, comma-separated (e.g. `250us,1ms`;
     /// `0` is the stacks themselves): each is a labelled variant `<stack>.db<latency>` in

@@ -39,10 +39,19 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         taken.push(variant.label.clone());
         variants.push(variant);
     }
-    if let Some(name) = &args.twin {
-        let stack = stacks.iter().find(|s| s.identity.service == name).ok_or_else(|| {
-            anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
-        })?;
+    // A twin by default, where the suite starts the stacks and no variant is one already.
+    let started_here = targets.is_none() && args.compose.is_none() && args.shard.is_none();
+    let default_twin = started_here && !args.no_twin && !variants.iter().any(|v| v.is_twin());
+    let twin = match &args.twin {
+        Some(name) => {
+            Some(stacks.iter().find(|s| s.identity.service == name).ok_or_else(|| {
+                anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
+            })?)
+        }
+        None if default_twin => stacks.first(),
+        None => None,
+    };
+    if let Some(stack) = twin {
         let twin = bookstore_suite::Variant::twin(*stack);
         if taken.contains(&twin.label) {
             anyhow::bail!("--twin: {} is already a variant", twin.label);
@@ -73,7 +82,11 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
             .collect::<Result<_, _>>()
             .map_err(anyhow::Error::msg)?
     };
-    let measurement = if args.quick { args.measurement.quick() } else { args.measurement };
+    let mut measurement = if args.quick { args.measurement.quick() } else { args.measurement };
+    if args.shard.is_some() {
+        // Shards keep one schedule planned before they start: a fixed design.
+        measurement.max_rounds = 0;
+    }
     measurement.check().map_err(anyhow::Error::msg)?;
     let id = bookstore_document::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {

@@ -44,6 +44,13 @@ impl Progress {
         self.skipped(1);
     }
 
+    /// Cells planned beyond those counted at the start: the bar grows by them.
+    pub fn added(&self, cells: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc_length(cells);
+        }
+    }
+
     /// Cells that will not run.
     pub fn skipped(&self, cells: u64) {
         if let Some(bar) = &self.bar {

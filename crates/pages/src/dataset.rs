@@ -105,6 +105,14 @@ pub(crate) struct Dataset<'a> {
 }
 
 impl<'a> Dataset<'a> {
+    /// The looks the closed-loop families were judged at, as the first run planned them
+    /// (runs read together are judged as one run's rounds).
+    pub(crate) fn looks(&self) -> bookstore_stats::Looks {
+        self.runs
+            .first()
+            .map_or(bookstore_stats::Looks::fixed(0), |run| run.settings.measurement.looks())
+    }
+
     pub(crate) fn new(runs: &'a [RunResults]) -> Self {
         let mut stacks: Vec<String> = Vec::new();
         let mut scenarios: Vec<String> = Vec::new();
@@ -185,7 +193,7 @@ impl<'a> Dataset<'a> {
     pub(crate) fn twins(&self) -> Vec<(String, String)> {
         let mut found: Vec<(String, String)> = Vec::new();
         for stack in self.runs.iter().flat_map(|r| &r.stacks) {
-            if let Some(of) = stack.variant_of.as_ref().filter(|_| is_twin(stack))
+            if let Some(of) = stack.variant_of.as_ref().filter(|_| stack.is_twin())
                 && !found.iter().any(|(twin, _)| *twin == stack.name)
             {
                 found.push((stack.name.clone(), of.clone()));
@@ -356,11 +364,6 @@ pub(crate) fn latency_text(db_latency_us: Option<u64>) -> String {
 /// ", +1ms" after a ceiling's name; empty for one reaching its database directly.
 fn relayed_text(db_latency_us: Option<u64>) -> String {
     db_latency_us.map_or(String::new(), |us| format!(", {}", latency_text(Some(us))))
-}
-
-/// A variant that changes nothing of its stack: the stack again, as a second party.
-fn is_twin(stack: &bookstore_record::results::StackResults) -> bool {
-    stack.variant_of.is_some() && stack.args.is_empty() && stack.db_latency_us.is_none()
 }
 
 /// What a variant changes of its stack, as a phrase: "run with --workers 1", "with a relay

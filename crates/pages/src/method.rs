@@ -30,8 +30,13 @@ pub(crate) struct Verdicts {
     pairs_per_family: usize,
     /// The per-round spread of a pair's log ratio, median over every compared pair.
     noise: Option<String>,
-    /// The smallest difference seen four times in five (at the strictest level of a family).
+    /// The smallest difference seen four times in five (at the strictest level of a family
+    /// of the median rounds).
     detectable: Option<String>,
+    /// The sequential design and what it spent, as a sentence; `None` for a fixed design.
+    looks: Option<String>,
+    /// The median rounds of a family.
+    family_rounds: usize,
     /// Pairs called different, of pairs compared, over the page.
     called: usize,
     compared: usize,
@@ -44,22 +49,28 @@ pub(crate) struct Verdicts {
 pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {
     let rounds = dataset.rounds();
     if rounds > 1 {
+        let least = if dataset.looks().sequential() { "at least " } else { "" };
         format!(
-            "{rounds} rounds per cell ({} run(s)): every target measured one window per round, side by side with the others; values are medians with the range over the rounds; comparisons are ratios with their interval (see Method).",
+            "{least}{rounds} rounds per cell ({} run(s)): every target measured one window per round, side by side with the others; values are medians with the range over the rounds; comparisons are ratios with their interval (see Method).",
             dataset.runs.len()
         )
     } else {
-        "One round per cell: no comparison can have an interval, so no stack is called faster or slower than another. Run with --rounds 5 (the default) for verdicts.".into()
+        format!(
+            "One round per cell: no comparison can have an interval, so no stack is called faster or slower than another. Run with --rounds {} (the default) for verdicts.",
+            bookstore_record::results::DEFAULT_ROUNDS
+        )
     }
 }
 
 fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let mut spreads = Vec::new();
     let (mut called, mut compared) = (0, 0);
+    let mut rounds_spent = Vec::new();
     for scenario in &dataset.scenarios {
         for &concurrency in &dataset.concurrency {
             let family = Family::rates(dataset, scenario, concurrency);
             spreads.extend_from_slice(family.log_ratio_spreads());
+            rounds_spent.extend(family.power().map(|p| p.rounds as f64));
             let (c, n) = family.calls();
             called += c;
             compared += n;
@@ -69,15 +80,23 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let stacks = dataset.ranked_parties();
     let pairs_per_family = stacks * stacks.saturating_sub(1) / 2;
     let noise = Summary::of(&spreads).map(|s| s.median);
+    let spent = Summary::of(&rounds_spent);
+    let family_rounds = spent.map_or(rounds as usize, |s| s.median.round() as usize);
+    let looks = dataset.looks();
     let detectable = noise
-        .and_then(|sd| detectable_ratio(sd, rounds as usize, pairs_per_family))
+        .and_then(|sd| {
+            detectable_ratio(sd, family_rounds, pairs_per_family, looks.q_at(family_rounds))
+        })
         .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
+    let looks = looks.sequential().then(|| looks_text(&looks, spent));
     Verdicts {
         rounds,
         fdr_percent: super::percent(FALSE_DISCOVERY_RATE),
         pairs_per_family,
         noise: noise.map(|sd| format!("{sd:.3}")),
         detectable,
+        looks,
+        family_rounds,
         called,
         compared,
         twins: twin_calls(dataset),
@@ -85,12 +104,51 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     }
 }
 
+/// "a family whose pairs were still open was judged again at 5, 8 and 12 rounds … (3–12
+/// rounds, median 5)".
+fn looks_text(looks: &bookstore_stats::Looks, spent: Option<Summary>) -> String {
+    let at: Vec<String> = looks
+        .rounds()
+        .iter()
+        .zip(looks.q())
+        .map(|(n, q)| format!("{n} rounds (q = {:.2}%)", q * 100.0))
+        .collect();
+    let spent = spent.map_or(String::new(), |s| {
+        format!(" Families got {:.0}–{:.0} rounds (median {:.0}).", s.min, s.max, s.median)
+    });
+    format!(
+        "A family is judged at pre-set looks — {} — each at its share of q (together {}%), and one with a pair still open gets more rounds, up to the last look, while the run's budget allows; a pair is settled when called, or when the difference seen would not be called by the last look. Whatever stopped a family, its verdicts are drawn at the look it reached, so stopping on the data calls no more false differences than q.{spent}",
+        at.join(", "),
+        super::percent(FALSE_DISCOVERY_RATE)
+    )
+}
+
+/// ", then up to 12 for the families still open (looks at 5, 8, 12), within a budget of
+/// 840 s"; nothing for a fixed design.
+fn more_rounds(m: &Measurement) -> String {
+    let looks = m.looks();
+    if !looks.sequential() {
+        return String::new();
+    }
+    let later: Vec<String> = looks.rounds()[1..].iter().map(usize::to_string).collect();
+    let budget = m.budget.map_or(String::new(), |b| {
+        format!(", within a budget of {:.0} s for the whole run", b.as_secs_f64())
+    });
+    format!(
+        ", then up to {} for the families still open (looks at {}){budget}",
+        m.max_rounds,
+        later.join(", ")
+    )
+}
+
 /// The results' names of the measurement settings the table above words itself.
-const WORDED: [&str; 7] = [
+const WORDED: [&str; 9] = [
     "concurrency",
     "warmup_seconds",
     "window_seconds",
     "rounds",
+    "max_rounds",
+    "budget_seconds",
     "repeat",
     "request_timeout_ms",
     "durable_database",
@@ -149,10 +207,11 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
         (
             "rounds per cell".into(),
             format!(
-                "{} run(s) × {} round(s) × {} repeat(s)",
+                "{} run(s) × {} round(s) × {} repeat(s){}",
                 dataset.runs.len(),
                 m.rounds,
-                m.repeat
+                m.repeat,
+                more_rounds(m)
             ),
         ),
         ("pool".into(), format!("{} connections (min = max)", s.pool_max)),
@@ -267,6 +326,8 @@ mod tests {
             warmup: std::time::Duration::ZERO,
             duration: std::time::Duration::ZERO,
             rounds: 1,
+            max_rounds: 0,
+            budget: None,
             repeat: 1,
             request_timeout: std::time::Duration::ZERO,
             durable: false,

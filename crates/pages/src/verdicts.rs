@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, Verdict, judge};
+use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, Verdict, judge_at};
 use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
@@ -46,6 +46,9 @@ pub(crate) struct Family {
     pub(crate) members: Vec<Member>,
     group: Group,
     better: Better,
+    /// The false-discovery rate it is judged at: the share of `q` of the look its rounds
+    /// reached (the whole of `q` for a fixed design).
+    q: f64,
 }
 
 impl Family {
@@ -60,17 +63,19 @@ impl Family {
     ) -> Self {
         let windows =
             |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
-        Self::of_windows(dataset, windows, better, value, |_| None)
+        let looks = dataset.looks();
+        Self::of_windows(dataset, windows, better, value, |_| None, |rounds| looks.q_at(rounds))
     }
 
     /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
-    /// out of the comparisons.
+    /// out of the comparisons, judged at `q_at` of its rounds.
     fn of_windows<'a, 'd: 'a>(
         dataset: &'a Dataset<'d>,
         windows: impl Fn(&str) -> &'a CellWindows<'d>,
         better: Better,
         value: impl Fn(&Cell) -> Option<f64>,
         not_ranked: impl Fn(&CellWindows<'d>) -> Option<String>,
+        q_at: impl Fn(usize) -> f64,
     ) -> Self {
         let members: Vec<Member> = dataset
             .stacks
@@ -97,7 +102,9 @@ impl Family {
             .filter(|m| m.qualified())
             .map(|m| (m.name.clone(), m.samples.clone()))
             .collect();
-        Self { members, group: Group::paired(&qualified), better }
+        let rounds = members.iter().map(|m| m.samples.len()).max().unwrap_or(0);
+        let q = q_at(rounds);
+        Self { members, group: Group::paired_at(&qualified, q), better, q }
     }
 
     /// The family of the scenario's rate.
@@ -132,7 +139,9 @@ impl Family {
             }
             cell.ranked_latency().map(|l| l.p99_us as f64)
         };
-        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked)
+        // Its rounds are every cell's, never more: a fixed design.
+        let q = |_| bookstore_stats::FALSE_DISCOVERY_RATE;
+        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked, q)
     }
 
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
@@ -170,7 +179,7 @@ impl Family {
             pairs.iter().map(|(a, b)| Some(paired(samples(a)?, samples(b)?))).collect();
         let comparisons: Vec<Option<Samples<'_>>> =
             rounds.iter().map(|r| r.as_deref().map(Samples::Paired)).collect();
-        judge(&comparisons)
+        judge_at(&comparisons, self.q)
     }
 
     /// The qualified members' ranking, the better first, as indices into `members`.
@@ -206,7 +215,8 @@ impl Family {
         let rounds = self.pairs().map(|(_, _, c)| c.n).max()?;
         let spread = Summary::of(self.log_ratio_spreads())?.median;
         let pairs = self.pairs().count();
-        Some(FamilyPower { rounds, spread, detectable: detectable_ratio(spread, rounds, pairs) })
+        let detectable = detectable_ratio(spread, rounds, pairs, self.q);
+        Some(FamilyPower { rounds, spread, detectable })
     }
 }
 
@@ -221,11 +231,11 @@ pub(crate) struct FamilyPower {
 }
 
 /// The smallest true ratio a family of `pairs` comparisons, each over `rounds` rounds with
-/// a per-round log-ratio spread `spread`, calls different with probability
-/// [`STATED_POWER`](super::method::STATED_POWER) even at its strictest level, q / pairs
-/// (Benjamini–Hochberg's first step).
-pub(crate) fn detectable_ratio(spread: f64, rounds: usize, pairs: usize) -> Option<f64> {
-    let strictest = bookstore_stats::FALSE_DISCOVERY_RATE / pairs.max(1) as f64;
+/// a per-round log-ratio spread `spread`, judged at false-discovery rate `q`, calls
+/// different with probability [`STATED_POWER`](super::method::STATED_POWER) even at its
+/// strictest level, q / pairs (Benjamini–Hochberg's first step).
+pub(crate) fn detectable_ratio(spread: f64, rounds: usize, pairs: usize, q: f64) -> Option<f64> {
+    let strictest = q / pairs.max(1) as f64;
     bookstore_stats::min_detectable_ratio(spread, rounds, strictest, super::method::STATED_POWER)
 }
 
@@ -309,9 +319,10 @@ impl CeilingShares {
         }
         let comparisons: Vec<Option<Samples<'_>>> =
             rounds.iter().map(|r| Some(Samples::Paired(r))).collect();
+        let q = dataset.looks().q_at(rounds.iter().map(Vec::len).max().unwrap_or(0));
         let shares = names
             .into_iter()
-            .zip(judge(&comparisons))
+            .zip(judge_at(&comparisons, q))
             .filter_map(|(name, c)| Some((name, c?)))
             .collect();
         Self { shares }

@@ -350,6 +350,8 @@ mod tests {
                     warmup: Duration::from_secs(1),
                     duration: Duration::from_secs(2),
                     rounds: 1,
+                    max_rounds: 0,
+                    budget: None,
                     repeat: 1,
                     request_timeout: Duration::from_secs(10),
                     durable: false,

@@ -22,6 +22,7 @@
 
 mod ceiling;
 mod equal_load;
+mod extend;
 mod parties;
 mod plan;
 mod prepare;

@@ -72,6 +72,12 @@ impl Variant {
         Self { label, stack, args: Vec::new(), db_latency: None }
     }
 
+    /// Whether it changes nothing of its stack: a twin (as the results say,
+    /// `StackResults::is_twin`).
+    pub fn is_twin(&self) -> bool {
+        self.args.is_empty() && self.db_latency.is_none()
+    }
+
     /// `stack` behind a relay adding `latency` to each database round trip, labelled
     /// `<stack>.db<latency>` (e.g. `axum-serde-sqlx.db250us`).
     pub fn with_db_latency(stack: StackInfo, latency: Duration) -> Self {

@@ -79,6 +79,37 @@ pub(crate) fn closed_block(
         .collect()
 }
 
+/// More rounds of `scenario` for some of its groups (the families still open, past the
+/// rounds every cell got): each `(group, from, to)` measures rounds `from..to`. Per step
+/// every group with a round left runs one, the groups' order rotating and the order within
+/// each group too, as in [`closed_block`].
+pub(crate) fn extension_block(
+    scenario: Scenario,
+    steps: &[(&[Window], u32, u32)],
+    turn: &mut usize,
+) -> Vec<PlannedWindow> {
+    let most = steps.iter().map(|(_, from, to)| to.saturating_sub(*from)).max().unwrap_or(0);
+    let mut plan = Vec::new();
+    for step in 0..most {
+        let by = *turn;
+        let live: Vec<(&[Window], u32)> = steps
+            .iter()
+            .filter(|(_, from, to)| from + step < *to)
+            .map(|(group, from, _)| (*group, from + step))
+            .collect();
+        for (group, round) in rotated(&live, turn) {
+            plan.extend(rotated_by(group, by).into_iter().map(|party| PlannedWindow {
+                scenario,
+                round,
+                party,
+                offer: None,
+                slot: None,
+            }));
+        }
+    }
+    plan
+}
+
 /// The fixed-load rounds of `scenario` at `offer`: every prepared stack once per round at
 /// `cap` connections at most (as many as the closed loop ever held), rotating.
 pub(crate) fn offered_block(
@@ -223,6 +254,30 @@ mod tests {
             [windows[0..2].to_vec(), windows[2..4].to_vec(), windows[4..6].to_vec()]
         );
         assert_eq!(grouped(windows.clone(), Schedule::Rotated), [windows]);
+    }
+
+    #[test]
+    fn more_rounds_go_to_the_groups_asked_for_and_continue_their_numbering() {
+        let at = |c: u32| (0..2).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
+        let (low, high) = (at(128), at(256));
+        let mut turn = 4;
+        // The group at 128 from its 3rd round to its 5th, the one at 256 from its 5th to 8th.
+        let plan = extension_block(Scenario::BookById, &[(&low, 3, 5), (&high, 5, 8)], &mut turn);
+        assert_eq!(turn, 7, "one rotation per step");
+        let rounds = |group: &[Window]| {
+            let mut r: Vec<u32> =
+                plan.iter().filter(|w| group.contains(&w.party)).map(|w| w.round).collect();
+            r.dedup();
+            r
+        };
+        assert_eq!(rounds(&low), [3, 4]);
+        assert_eq!(rounds(&high), [5, 6, 7]);
+        assert_eq!(plan.len(), 2 * 2 + 3 * 2, "every window of a group once per round");
+        // Within a step a group's windows are next to each other.
+        for window in plan.chunks(2).take(2) {
+            assert_eq!(window[0].party.concurrency(), window[1].party.concurrency());
+        }
+        assert!(extension_block(Scenario::Health, &[], &mut turn).is_empty());
     }
 
     #[test]

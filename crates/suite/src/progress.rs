@@ -56,6 +56,11 @@ impl Progress {
         ));
     }
 
+    /// Cells planned beyond those counted at the start (rounds where they are needed).
+    pub fn added(&self, cells: u64) {
+        self.bar.added(cells);
+    }
+
     /// Cells that will not run (a stack that failed or crashed).
     pub fn skipped(&self, cells: u64) {
         self.bar.skipped(cells);

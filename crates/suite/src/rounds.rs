@@ -7,7 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::sampler::BackendSampler;
 use super::{SuiteOptions, shard};
-use crate::plan::{self, PlannedWindow};
+use crate::extend::Spent;
+use crate::plan;
 use crate::progress::Progress;
 use crate::state::Suite;
 use bookstore_document::environment::now_rfc3339;
@@ -64,6 +65,7 @@ impl<'a> Suite<'a> {
             db_ceiling_url: None,
             backends,
             started: std::time::Instant::now(),
+            spent: Spent::default(),
             saved: None,
             ceiling_relays: Vec::new(),
             unplaced: None,
@@ -106,8 +108,8 @@ impl<'a> Suite<'a> {
     }
 
     /// The blocks: per scenario, its closed-loop rounds (every party once per round, in the
-    /// groups of `--schedule`, the order rotating), then its fixed-load rounds, each block
-    /// planned before it runs.
+    /// groups of `--schedule`, the order rotating), more rounds for its families still open
+    /// (`extend`), then its fixed-load rounds, each block planned before it runs.
     fn measure(&mut self) -> anyhow::Result<()> {
         if self.options.shard.is_some() {
             return self.measure_on_schedule();
@@ -116,7 +118,13 @@ impl<'a> Suite<'a> {
         for scenario in self.options.scenarios.clone() {
             let groups = self.options.round_groups(scenario, self.prepared.len());
             let rounds = self.options.total_rounds();
+            let before = self.spent;
             self.run_block(&plan::closed_block(scenario, &groups, rounds, &mut turn))?;
+            let block = Spent {
+                windows: self.spent.windows - before.windows,
+                seconds: self.spent.seconds - before.seconds,
+            };
+            self.extend(scenario, &groups, block, &mut turn)?;
             if self.stopped() {
                 return Ok(());
             }
@@ -128,17 +136,6 @@ impl<'a> Suite<'a> {
                     scenario, stacks, cap, offer, rounds, &mut turn,
                 ))?;
             }
-        }
-        Ok(())
-    }
-
-    /// Runs `block`'s windows in order, until the run is stopped.
-    fn run_block(&mut self, block: &[PlannedWindow]) -> anyhow::Result<()> {
-        for window in block {
-            if self.stopped() {
-                return Ok(());
-            }
-            self.run_window(window)?;
         }
         Ok(())
     }

@@ -96,6 +96,8 @@ pub(crate) struct Suite<'a> {
     /// What the stacks' backends do in each window (`None`: the server would not say).
     pub(crate) backends: Option<BackendSampler>,
     pub(crate) started: std::time::Instant,
+    /// The windows run so far and their time, setup between them included.
+    pub(crate) spent: crate::extend::Spent,
     /// When the results file was last written.
     pub(crate) saved: Option<std::time::Instant>,
     /// The database ceiling's relays (`--db-latency`): per round trip, the URL through it

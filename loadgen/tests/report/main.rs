@@ -4,6 +4,7 @@
 mod compare;
 mod equal_load;
 mod exports;
+mod looks;
 mod twins;
 
 use bookstore_pages::compare::{compare, pair_verdicts, pairs_table, render as render_compare};

@@ -82,6 +82,8 @@ fn options(output: PathBuf) -> SuiteOptions {
             warmup: Duration::from_millis(50),
             duration: Duration::from_millis(200),
             rounds: 2,
+            max_rounds: 0,
+            budget: None,
             repeat: 1,
             request_timeout: Duration::from_secs(10),
             durable: false,

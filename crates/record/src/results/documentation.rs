@@ -123,6 +123,8 @@ fn every_field_a_results_file_can_hold_is_documented() {
                 warmup: std::time::Duration::ZERO,
                 duration: std::time::Duration::ZERO,
                 rounds: 1,
+                max_rounds: 0,
+                budget: None,
                 repeat: 1,
                 request_timeout: std::time::Duration::from_millis(1),
                 durable: false,

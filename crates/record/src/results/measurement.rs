@@ -9,9 +9,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Rounds per cell by default: what the run-time budget allows; what they can detect at
-/// the noise measured in a run is on its page (docs/method.md, "How verdicts are made").
-pub const DEFAULT_ROUNDS: u32 = 5;
+/// Rounds every cell gets by default: the first look of the sequential design, after which
+/// the families still open get more, up to [`DEFAULT_MAX_ROUNDS`], while the budget lasts
+/// (docs/method.md, "Rounds where they are needed").
+pub const DEFAULT_ROUNDS: u32 = 3;
+
+/// The most rounds a family gets by default: the last look (`bookstore_stats::Looks`).
+pub const DEFAULT_MAX_ROUNDS: u32 = 12;
 
 /// `--quick`'s shortest warm-up, shortest window and rounds.
 pub const QUICK: (Duration, Duration, u32) =
@@ -33,10 +37,21 @@ pub struct Measurement {
     #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
-    /// Rounds per cell: every stack and the scenario's ceiling measure one window per round,
-    /// side by side, and are compared round by round (at least 2 for a verdict).
+    /// Rounds every cell gets: every stack and the scenario's ceiling measure one window per
+    /// round, side by side, and are compared round by round (at least 2 for a verdict).
     #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
+    /// The most rounds a family (one scenario × concurrency) gets: past --rounds, a family
+    /// with a pair still open is judged again at pre-set looks (about 1.5× the rounds each)
+    /// and gets more rounds while --budget allows. At or below --rounds: a fixed design.
+    #[arg(long, default_value_t = DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[serde(default)]
+    pub max_rounds: u32,
+    /// The suite's time, from its start to its last window: the rounds past --rounds are
+    /// spent within it (the rounds every cell gets are run whatever it says).
+    #[arg(long, default_value = "14m", value_parser = humantime::parse_duration)]
+    #[serde(rename = "budget_seconds", default, with = "crate::units::optional_seconds")]
+    pub budget: Option<std::time::Duration>,
     /// Run the rounds this many times over (rounds × repeat windows per cell).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -77,10 +92,17 @@ impl Schedule {
 }
 
 impl Measurement {
-    /// `--quick`: [`QUICK`]'s warm-up, window and rounds in place of those given.
+    /// `--quick`: [`QUICK`]'s warm-up, window and rounds in place of those given, a fixed
+    /// design (no rounds past them).
     pub fn quick(self) -> Self {
         let (warmup, duration, rounds) = QUICK;
-        Self { warmup, duration, rounds, ..self }
+        Self { warmup, duration, rounds, max_rounds: 0, ..self }
+    }
+
+    /// The looks every family of the run is judged at: from rounds × repeat to
+    /// `max_rounds`, or the one look of a fixed design.
+    pub fn looks(&self) -> bookstore_stats::Looks {
+        bookstore_stats::Looks::planned(self.total_rounds() as usize, self.max_rounds as usize)
     }
 
     /// What clap cannot check alone, as the one-line error a user reads.
@@ -138,6 +160,27 @@ mod tests {
         assert!(zero.check().unwrap_err().contains("--concurrency"));
         let instant = Cli::parse_from(["x", "--duration", "0s"]).measurement;
         assert!(instant.check().unwrap_err().contains("--duration"));
+    }
+
+    #[test]
+    fn a_run_is_sequential_by_default_and_quick_runs_and_files_from_before_are_fixed() {
+        let cli = Cli::parse_from(["x"]);
+        assert_eq!(cli.measurement.looks().rounds(), [3, 5, 8, 12]);
+        assert_eq!(cli.measurement.budget, Some(Duration::from_secs(14 * 60)));
+        let json = serde_json::to_value(&cli.measurement).unwrap();
+        assert_eq!(
+            (json["max_rounds"].as_u64(), json["budget_seconds"].as_f64()),
+            (Some(12), Some(840.0))
+        );
+        assert!(!cli.measurement.clone().quick().looks().sequential());
+        let mut old = json.clone();
+        for field in ["max_rounds", "budget_seconds"] {
+            old.as_object_mut().unwrap().remove(field);
+        }
+        let old: Measurement = serde_json::from_value(old).unwrap();
+        assert_eq!(old.looks(), bookstore_stats::Looks::fixed(3), "the rounds it ran, one look");
+        let fixed = Cli::parse_from(["x", "--rounds", "5", "--max-rounds", "5"]).measurement;
+        assert_eq!(fixed.looks(), bookstore_stats::Looks::fixed(5));
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod cell;
 mod measurement;
 
 pub use cell::*;
-pub use measurement::{DEFAULT_ROUNDS, Measurement, QUICK, Schedule};
+pub use measurement::{DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, Measurement, QUICK, Schedule};
 
 /// Identifies a suite results document.
 pub const SCHEMA: &str = "bookstore-bench/results";
@@ -35,7 +35,7 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// latency and server threads and the CPU placement (additions: older files read without
 /// them), 8 since the order of a round (`settings.schedule`; an older file reads as
 /// `rotated`, the order it ran in).
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -309,6 +309,14 @@ pub struct StackResults {
     /// (one per scenario, rate and round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equal_load: Vec<Cell>,
+}
+
+impl StackResults {
+    /// Whether it is a twin: a variant that changes nothing of its stack, the stack again as
+    /// a second party (`--twin`).
+    pub fn is_twin(&self) -> bool {
+        self.variant_of.is_some() && self.args.is_empty() && self.db_latency_us.is_none()
+    }
 }
 
 /// One scenario's contract check before measuring.

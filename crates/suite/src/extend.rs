@@ -1,0 +1,245 @@
+//! Rounds where they are needed: after the rounds every cell gets, the families of a
+//! scenario with a pair still open get more, look by look (`bookstore_stats::Looks`), within
+//! the scenario's share of what `--budget` leaves. Whatever stops a family — settled pairs,
+//! the budget, the last look — its verdicts are drawn at the look it reached, at that look's
+//! share of `q`, so the stopping calls no more false differences (docs/method.md).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bookstore_client::scenario::Scenario;
+use bookstore_record::metric::Metric;
+use bookstore_record::results::{RunResults, StackStatus};
+use bookstore_record::warnings::disqualification;
+use bookstore_stats::{Looks, Samples, Standing, judge_at};
+
+use crate::plan::{self, PlannedWindow};
+use crate::state::{Suite, Window};
+
+/// How long the suite's windows took, setup between them included: what the rounds left
+/// are estimated by.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Spent {
+    pub(crate) windows: u64,
+    pub(crate) seconds: f64,
+}
+
+impl Spent {
+    /// Seconds per window so far; `None` before the first.
+    pub(crate) fn per_window(&self) -> Option<f64> {
+        (self.windows > 0).then(|| self.seconds / self.windows as f64)
+    }
+}
+
+/// The rates by round of the family of `scenario` at `concurrency`: its ranked parties
+/// (stacks and variants that are not twins, measured, without a disqualified window), as
+/// the pages rank them.
+fn family_rates(
+    results: &RunResults,
+    scenario: Scenario,
+    concurrency: u32,
+) -> Vec<BTreeMap<u32, f64>> {
+    let metric = Metric::for_scenario(scenario.name());
+    results
+        .stacks
+        .iter()
+        .filter(|stack| stack.status == StackStatus::Measured && !stack.is_twin())
+        .filter_map(|stack| {
+            let cells: Vec<_> = stack
+                .cells
+                .iter()
+                .filter(|c| c.scenario == scenario.name() && c.concurrency == concurrency)
+                .collect();
+            if cells.is_empty() || cells.iter().any(|c| disqualification(c).is_some()) {
+                return None;
+            }
+            Some(
+                cells
+                    .iter()
+                    .filter(|c| !c.stopped_early)
+                    .map(|c| (c.round, metric.of(c)))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The pairs of a family (its `members`' rates by round) that more rounds could still call,
+/// each judged at the look the family's rounds reached.
+fn open_pairs(members: &[BTreeMap<u32, f64>], looks: &Looks) -> usize {
+    let mut samples: Vec<Vec<(f64, f64)>> = Vec::new();
+    for (i, a) in members.iter().enumerate() {
+        for b in &members[i + 1..] {
+            samples.push(a.iter().filter_map(|(round, x)| Some((*x, *b.get(round)?))).collect());
+        }
+    }
+    let rounds = samples.iter().map(Vec::len).max().unwrap_or(0);
+    let comparisons: Vec<Option<Samples<'_>>> =
+        samples.iter().map(|s| Some(Samples::Paired(s))).collect();
+    judge_at(&comparisons, looks.q_at(rounds))
+        .into_iter()
+        .zip(&samples)
+        .filter(|(c, s)| c.is_some_and(|c| looks.standing(s, &c) == Standing::Open))
+        .count()
+}
+
+impl Suite<'_> {
+    /// Runs `block`'s windows in order, until the run is stopped, counting their time.
+    pub(crate) fn run_block(&mut self, block: &[PlannedWindow]) -> anyhow::Result<()> {
+        for window in block {
+            if self.stopped() {
+                return Ok(());
+            }
+            let started = Instant::now();
+            self.run_window(window)?;
+            self.spent.windows += 1;
+            self.spent.seconds += started.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    /// More rounds for `scenario`'s open families (`groups`, one round's windows as the
+    /// closed block ran them), look by look, within the scenario's share of the budget:
+    /// what is left of it, less what the windows still owed will take (this scenario's
+    /// fixed-load rounds, the later scenarios' rounds), split evenly over this scenario and
+    /// the later ones. `block` is what this scenario's closed block cost, by which its
+    /// further rounds are estimated.
+    pub(crate) fn extend(
+        &mut self,
+        scenario: Scenario,
+        groups: &[Vec<Window>],
+        block: Spent,
+        turn: &mut usize,
+    ) -> anyhow::Result<()> {
+        let looks = self.options.measurement.looks();
+        let (Some(per_window), true) = (block.per_window(), looks.sequential()) else {
+            return Ok(());
+        };
+        let mut allowance = self.allowance(scenario);
+        let mut reached = vec![self.options.total_rounds(); groups.len()];
+        loop {
+            // The open groups, the most open pairs first, with the rounds of their next look.
+            let mut open: Vec<(usize, usize, u32)> = Vec::new();
+            for (g, group) in groups.iter().enumerate() {
+                let pairs: usize = concurrencies(group)
+                    .into_iter()
+                    .map(|c| open_pairs(&family_rates(&self.results, scenario, c), &looks))
+                    .sum();
+                let next = looks.next(reached[g] as usize).map(|n| n as u32);
+                if let (true, Some(next)) = (pairs > 0, next) {
+                    open.push((g, pairs, next));
+                }
+            }
+            open.sort_by_key(|&(g, pairs, _)| (std::cmp::Reverse(pairs), g));
+            // As many of them as the allowance pays for.
+            let mut steps = Vec::new();
+            let mut cost = 0.0;
+            for (g, _, next) in open {
+                let windows = groups[g].len() as f64 * f64::from(next - reached[g]);
+                if cost + windows * per_window > allowance {
+                    continue;
+                }
+                cost += windows * per_window;
+                steps.push((groups[g].as_slice(), reached[g], next));
+            }
+            if steps.is_empty() {
+                return Ok(());
+            }
+            let planned = plan::extension_block(scenario, &steps, turn);
+            self.progress.added(planned.len() as u64);
+            let started = Instant::now();
+            self.run_block(&planned)?;
+            allowance -= started.elapsed().as_secs_f64();
+            for (group, _, next) in steps {
+                let g = groups.iter().position(|w| w.as_slice() == group).expect("a group");
+                reached[g] = next;
+            }
+            if self.stopped() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// `scenario`'s share of the budget for rounds past the first look (infinite without a
+    /// budget).
+    fn allowance(&self, scenario: Scenario) -> f64 {
+        let Some(budget) = self.options.measurement.budget else { return f64::INFINITY };
+        let per_window = self.spent.per_window().unwrap_or(0.0);
+        let scenarios = &self.options.scenarios;
+        let here = scenarios.iter().position(|&s| s == scenario).unwrap_or(0);
+        let stacks = self.prepared.len() as u64;
+        let rounds = u64::from(self.options.total_rounds());
+        let equal_load = self.options.equal_load_rates().len() as u64 * stacks * rounds;
+        let later: u64 = scenarios[here + 1..]
+            .iter()
+            .map(|&s| self.options.round_windows(s, self.prepared.len()).len() as u64 * rounds)
+            .sum();
+        let owed = equal_load * (scenarios.len() - here) as u64 + later;
+        let left = budget.as_secs_f64() - self.started.elapsed().as_secs_f64();
+        share(left, owed, per_window, scenarios.len() - here)
+    }
+}
+
+/// A scenario's share of `left` seconds: what the `owed` windows (at `per_window` seconds)
+/// leave of it, split evenly over the `scenarios` still to run, this one included. Negative
+/// when the windows owed alone overrun it: then no further round runs.
+fn share(left: f64, owed: u64, per_window: f64, scenarios: usize) -> f64 {
+    (left - owed as f64 * per_window) / scenarios.max(1) as f64
+}
+
+/// The concurrencies whose families have windows in `group`.
+fn concurrencies(group: &[Window]) -> Vec<u32> {
+    let mut found: Vec<u32> = group
+        .iter()
+        .filter_map(|w| match w {
+            Window::Stack(_, c) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(rates: &[f64]) -> BTreeMap<u32, f64> {
+        rates.iter().enumerate().map(|(round, rate)| (round as u32, *rate)).collect()
+    }
+
+    #[test]
+    fn a_family_is_open_while_a_pair_could_still_be_called() {
+        let looks = Looks::planned(3, 12);
+        let base = member(&[100.0, 130.0, 90.0]);
+        // 10% above, spread 0.05: not called in 3 rounds, could be in 12.
+        let close = member(&[110.0, 150.0, 97.0]);
+        // Twice as fast: called at once. Within a hair, noisily: futile.
+        let double = member(&[200.0, 262.0, 178.0]);
+        let same = member(&[108.0, 119.0, 92.0]);
+        assert_eq!(open_pairs(&[base.clone(), close.clone()], &looks), 1);
+        assert_eq!(open_pairs(&[base.clone(), double.clone()], &looks), 0);
+        assert_eq!(open_pairs(&[base.clone(), same], &looks), 0);
+        // Three members: base–close open; double–base and double–close called.
+        assert_eq!(open_pairs(&[base.clone(), close, double], &looks), 1);
+        // A fixed design has no look left to go to: nothing is open.
+        let fixed = Looks::fixed(3);
+        assert_eq!(open_pairs(&[base, member(&[110.0, 150.0, 97.0])], &fixed), 0);
+        assert_eq!(open_pairs(&[], &looks), 0);
+    }
+
+    #[test]
+    fn each_scenario_gets_an_even_share_of_what_the_windows_owed_leave() {
+        // 300 s left, 200 windows owed at 0.75 s: 150 s over 3 scenarios.
+        assert_eq!(share(300.0, 200, 0.75, 3), 50.0);
+        assert!(share(100.0, 200, 0.75, 3) < 0.0, "owed alone overrun it");
+        assert_eq!(share(10.0, 0, 1.0, 0), 10.0);
+    }
+
+    #[test]
+    fn the_time_per_window_is_measured_not_assumed() {
+        assert_eq!(Spent::default().per_window(), None);
+        assert_eq!(Spent { windows: 4, seconds: 3.0 }.per_window(), Some(0.75));
+    }
+}
