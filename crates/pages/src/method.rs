@@ -84,9 +84,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let family_rounds = spent.map_or(rounds as usize, |s| s.median.round() as usize);
     let looks = dataset.looks();
     let detectable = noise
-        .and_then(|sd| {
-            detectable_ratio(sd, family_rounds, pairs_per_family, looks.q_at(family_rounds))
-        })
+        .and_then(|sd| detectable_ratio(sd, family_rounds, pairs_per_family, looks.final_q()))
         .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
     let looks = looks.sequential().then(|| looks_text(&looks, spent));
     Verdicts {
@@ -104,27 +102,24 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     }
 }
 
-/// "a family whose pairs were still open was judged again at 5, 8 and 12 rounds … (3–12
-/// rounds, median 5)".
+/// The sequential design in a sentence, with the rounds its families got.
 fn looks_text(looks: &bookstore_stats::Looks, spent: Option<Summary>) -> String {
-    let at: Vec<String> = looks
-        .rounds()
-        .iter()
-        .zip(looks.q())
-        .map(|(n, q)| format!("{n} rounds (q = {:.2}%)", q * 100.0))
-        .collect();
+    let later: Vec<String> = looks.rounds()[1..].iter().map(usize::to_string).collect();
     let spent = spent.map_or(String::new(), |s| {
         format!(" Families got {:.0}–{:.0} rounds (median {:.0}).", s.min, s.max, s.median)
     });
     format!(
-        "A family is judged at pre-set looks — {} — each at its share of q (together {}%), and one with a pair still open gets more rounds, up to the last look, while the run's budget allows; a pair is settled when called, or when the difference seen would not be called by the last look. Whatever stopped a family, its verdicts are drawn at the look it reached, so stopping on the data calls no more false differences than q.{spent}",
-        at.join(", "),
-        super::percent(FALSE_DISCOVERY_RATE)
+        "After its first {} rounds a family is looked at again at {} rounds while one of its pairs is open and the run's budget allows. At each look before the last a pair is called at a strict level ({}% per look, {}% of q in all) or is futile (the difference seen would not be called by the last look) or open; a family with no pair open stops, and is judged at that strict level if a pair was called there. Every other family is judged at the rest of q, {}%: it stopped because the budget or the looks ran out, whatever its rounds said. So stopping early calls no more false differences than q.{spent}",
+        looks.rounds()[0],
+        later.join(", "),
+        fine_percent(looks.interim_q()),
+        super::percent(bookstore_stats::INTERIM_SHARE),
+        fine_percent(looks.final_q()),
     )
 }
 
 /// ", then up to 12 for the families still open (looks at 5, 8, 12), within a budget of
-/// 840 s"; nothing for a fixed design.
+/// 840 s for the whole run"; nothing for a fixed design.
 fn more_rounds(m: &Measurement) -> String {
     let looks = m.looks();
     if !looks.sequential() {
@@ -139,6 +134,11 @@ fn more_rounds(m: &Measurement) -> String {
         m.max_rounds,
         later.join(", ")
     )
+}
+
+/// A level to two decimals of a percent ("0.17").
+fn fine_percent(q: f64) -> String {
+    format!("{:.2}", q * 100.0)
 }
 
 /// The results' names of the measurement settings the table above words itself.

@@ -64,18 +64,19 @@ impl Family {
         let windows =
             |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
         let looks = dataset.looks();
-        Self::of_windows(dataset, windows, better, value, |_| None, |rounds| looks.q_at(rounds))
+        Self::of_windows(dataset, windows, better, value, |_| None, |pairs| looks.level(pairs))
     }
 
     /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
-    /// out of the comparisons, judged at `q_at` of its rounds.
+    /// out of the comparisons, judged at the level `level` gives its pairs (each its values
+    /// per shared round).
     fn of_windows<'a, 'd: 'a>(
         dataset: &'a Dataset<'d>,
         windows: impl Fn(&str) -> &'a CellWindows<'d>,
         better: Better,
         value: impl Fn(&Cell) -> Option<f64>,
         not_ranked: impl Fn(&CellWindows<'d>) -> Option<String>,
-        q_at: impl Fn(usize) -> f64,
+        level: impl Fn(&[&[(f64, f64)]]) -> f64,
     ) -> Self {
         let members: Vec<Member> = dataset
             .stacks
@@ -102,8 +103,11 @@ impl Family {
             .filter(|m| m.qualified())
             .map(|m| (m.name.clone(), m.samples.clone()))
             .collect();
-        let rounds = members.iter().map(|m| m.samples.len()).max().unwrap_or(0);
-        let q = q_at(rounds);
+        let mut pairs = Vec::new();
+        for (i, (_, a)) in qualified.iter().enumerate() {
+            pairs.extend(qualified[i + 1..].iter().map(|(_, b)| paired(a, b)));
+        }
+        let q = level(&pairs.iter().map(Vec::as_slice).collect::<Vec<_>>());
         Self { members, group: Group::paired_at(&qualified, q), better, q }
     }
 
@@ -140,7 +144,7 @@ impl Family {
             cell.ranked_latency().map(|l| l.p99_us as f64)
         };
         // Its rounds are every cell's, never more: a fixed design.
-        let q = |_| bookstore_stats::FALSE_DISCOVERY_RATE;
+        let q = |_: &[&[(f64, f64)]]| bookstore_stats::FALSE_DISCOVERY_RATE;
         Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked, q)
     }
 
@@ -319,7 +323,8 @@ impl CeilingShares {
         }
         let comparisons: Vec<Option<Samples<'_>>> =
             rounds.iter().map(|r| Some(Samples::Paired(r))).collect();
-        let q = dataset.looks().q_at(rounds.iter().map(Vec::len).max().unwrap_or(0));
+        // Its rounds stopped where the stacks' family did: its level.
+        let q = Family::rates(dataset, scenario, concurrency).q;
         let shares = names
             .into_iter()
             .zip(judge_at(&comparisons, q))

@@ -58,7 +58,7 @@ impl Group {
     }
 
     /// The group of `members` judged at false-discovery rate `q` (a look's share of it,
-    /// [`crate::Looks::q_at`]).
+    /// [`crate::Looks::level`]).
     pub fn paired_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
         let mut keys = Vec::new();
         let mut tests = Vec::new();

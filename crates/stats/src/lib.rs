@@ -27,9 +27,10 @@
 //!   holds the chance of any false call to `q` (its family-wise rate under the complete
 //!   null); the tests check that on simulated data.
 //!
-//! - **Rounds where they are needed.** A family may be judged at pre-set looks and stop
-//!   when none of its pairs is open ([`Looks`]); each look then spends its share of `q`,
-//!   so that stopping on the data calls no more false differences.
+//! - **Rounds where they are needed.** A family may be looked at after pre-set round counts
+//!   and stop when none of its pairs is open ([`Looks`]): interim looks judge at a strict
+//!   share of `q`, the family's last at the rest, so that stopping calls no more false
+//!   differences.
 //!
 //! [`min_detectable_ratio`] answers the other question a reader has: how large a difference could this run
 //! have seen?
@@ -46,7 +47,7 @@ pub(crate) use family::family;
 pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
 pub use group::{Better, Group, Ranking, flipped};
 pub use judge::{Samples, judge, judge_one};
-pub use looks::{Looks, Standing, judge_at};
+pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
 pub use power::{min_detectable_ratio, power_of};
 pub(crate) use ratio::LogRatio;
 pub use summary::Summary;

@@ -1,36 +1,46 @@
 //! Rounds where they are needed: a group-sequential design whose looks are set before the
-//! run, so that a family may stop early on its data and its verdicts still keep their
-//! promise.
+//! run, so that a family may stop early and its verdicts still keep their promise.
 //!
-//! A family is judged at a few pre-set round counts (its looks). At look `k` it is judged
-//! as always — Benjamini–Hochberg, intervals at the matching level — but at `q_k`, its
-//! share of [`FALSE_DISCOVERY_RATE`] (Σ `q_k` = `q`, a linear spending of `q` over the
-//! rounds: `q_k = q · (n_k − n_{k−1}) / n_K`). Whatever decides when a family stops — its
-//! own data, the time left — the chance that a family with no true difference shows a call
-//! at the look it stopped at is at most the chance that it shows one at any of its looks,
-//! which is at most Σ `q_k` = `q` (Bonferroni over the looks; Jennison & Turnbull 2000,
-//! ch. 7, call it conservative, which the simulated tests in `tests/method` measure). A
-//! family stops when none of its pairs is [`Standing::Open`].
+//! A family is looked at after a few pre-set round counts. At an interim look (every look
+//! but the last) its pairs are judged at a strict level, [`INTERIM_SHARE`] of
+//! [`FALSE_DISCOVERY_RATE`] split over the interim looks (Haybittle 1971, Peto et al. 1976:
+//! a strict interim boundary keeps nearly all of `q` for the end); each pair is then
+//! [`Standing::Called`], [`Standing::Futile`] or [`Standing::Open`]. A family with an open
+//! pair may get more rounds; one without stops: **judged at the interim level** when one of
+//! its pairs was called there, **at the final level** (the rest of `q`) otherwise — a family
+//! whose pairs are all futile calls none at either. A family that stops with a pair still
+//! open (the budget ran out, or the last look) is judged at the final level.
+//!
+//! Why that keeps the promise: when no pair of a family differs, it shows a call only if
+//! some interim look called a pair at the interim level (at most the interim share, summed
+//! over the looks: Bonferroni), or it was judged at the final level at the round count it
+//! stopped at and called a pair there. A family reaches the final level only by running
+//! out of budget or looks, which is decided by the time and the other families, not by its
+//! own rounds (a futile family, which stops on its own data, calls nothing): at most the
+//! final share. Together, at most `q`. The simulated tests in `tests/method` measure it.
 
 use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Samples, family, t_critical};
 
-/// The looks of a design: at how many rounds a family is judged, and at which share of
-/// `q` each.
+/// The share of `q` the interim looks spend together: strict enough that an interim call
+/// is one no later round would reverse, small enough to leave the final look nearly all of
+/// `q`.
+pub const INTERIM_SHARE: f64 = 0.1;
+
+/// The looks of a design: after how many rounds a family is looked at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Looks {
     rounds: Vec<usize>,
-    q: Vec<f64>,
 }
 
-/// Where a pair stands at a look.
+/// Where a pair stands at an interim look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
-    /// Called different: more rounds would not change what it says.
+    /// Called different at the interim level: more rounds would not change what it says.
     Called,
     /// Not called, and not likely to be by the last look: the difference seen, with the
     /// spread seen and the last look's rounds, would not be called there even at the most
-    /// lenient level a pair of the family can get (`q_K`) — its conditional power on the
-    /// current trend is below one half.
+    /// lenient level a pair of the family can get (the final share of `q`) — its conditional
+    /// power on the current trend is below one half.
     Futile,
     /// Not called yet, and could be with more rounds.
     Open,
@@ -39,12 +49,11 @@ pub enum Standing {
 impl Looks {
     /// One look after `rounds` rounds, at the whole of `q`: the fixed design.
     pub fn fixed(rounds: usize) -> Self {
-        Self { rounds: vec![rounds], q: vec![FALSE_DISCOVERY_RATE] }
+        Self { rounds: vec![rounds] }
     }
 
     /// Looks from `first` rounds to `last`, each about 1.5 times the one before (at least
-    /// two rounds later), `q` spent in proportion to the rounds each look adds. `last` at
-    /// or below `first`: [`Looks::fixed`] at `first`.
+    /// two rounds later). `last` at or below `first`: [`Looks::fixed`] at `first`.
     pub fn planned(first: usize, last: usize) -> Self {
         if last <= first {
             return Self::fixed(first);
@@ -54,15 +63,7 @@ impl Looks {
             let next = (previous + 2).max((previous * 3).div_ceil(2));
             rounds.push(next.min(last));
         }
-        let q = rounds
-            .iter()
-            .scan(0, |before, &n| {
-                let added = n - *before;
-                *before = n;
-                Some(FALSE_DISCOVERY_RATE * added as f64 / last as f64)
-            })
-            .collect();
-        Self { rounds, q }
+        Self { rounds }
     }
 
     /// The round counts of the looks, in order.
@@ -70,25 +71,21 @@ impl Looks {
         &self.rounds
     }
 
-    /// Each look's share of `q`, in the looks' order.
-    pub fn q(&self) -> &[f64] {
-        &self.q
-    }
-
-    /// Whether a family may be judged before its last look.
+    /// Whether a family may stop before its last look.
     pub fn sequential(&self) -> bool {
         self.rounds.len() > 1
     }
 
-    /// The look a family of `rounds` rounds is judged at: the first at or after them (a run
-    /// cut short between two looks is judged at the later one's level), or the last.
-    fn look(&self, rounds: usize) -> usize {
-        self.rounds.iter().position(|&n| n >= rounds).unwrap_or(self.rounds.len() - 1)
+    /// The level each interim look judges at (0 for a fixed design, which has none).
+    pub fn interim_q(&self) -> f64 {
+        let interim = self.rounds.len() - 1;
+        if interim == 0 { 0.0 } else { FALSE_DISCOVERY_RATE * INTERIM_SHARE / interim as f64 }
     }
 
-    /// The `q` a family measured over `rounds` rounds is judged at.
-    pub fn q_at(&self, rounds: usize) -> f64 {
-        self.q[self.look(rounds)]
+    /// The level a family is judged at when it stops without an interim call: what the
+    /// interim looks left of `q`.
+    pub fn final_q(&self) -> f64 {
+        FALSE_DISCOVERY_RATE - self.interim_q() * (self.rounds.len() - 1) as f64
     }
 
     /// The round count of the next look after `rounds`, if there is one.
@@ -96,24 +93,63 @@ impl Looks {
         self.rounds.iter().copied().find(|&n| n > rounds)
     }
 
-    /// Where the pair of `samples`, judged as `comparison` at `rounds`, stands.
-    pub fn standing(&self, samples: &[(f64, f64)], comparison: &Comparison) -> Standing {
-        if comparison.differs() {
-            return Standing::Called;
-        }
+    /// Where each pair of a family (`pairs`: each its `(a, b)` per round) stands, if the
+    /// family's rounds are short of the last look: `None` at or after it, where nothing is
+    /// open. A pair without two rounds is futile (nothing to judge).
+    pub fn standings(&self, pairs: &[&[(f64, f64)]]) -> Option<Vec<Standing>> {
         let last = *self.rounds.last().expect("at least one look");
-        let Some(test) = LogRatio::paired(samples).filter(|_| samples.len() < last) else {
-            return Standing::Futile;
-        };
-        let sd = test.se * (test.n as f64).sqrt();
-        let needed = t_critical((last - 1) as f64, *self.q.last().expect("a look")) * sd
-            / (last as f64).sqrt();
-        if test.mean.abs() < needed { Standing::Futile } else { Standing::Open }
+        let rounds = pairs.iter().map(|p| p.len()).max().unwrap_or(0);
+        if rounds >= last || !self.sequential() {
+            return None;
+        }
+        let comparisons: Vec<Option<Samples<'_>>> =
+            pairs.iter().map(|p| Some(Samples::Paired(p))).collect();
+        let judged = judge_at(&comparisons, self.interim_q());
+        let needed_t = t_critical((last - 1) as f64, self.final_q());
+        let standings = pairs
+            .iter()
+            .zip(judged)
+            .map(|(pair, comparison)| {
+                let (Some(comparison), Some(test)) = (comparison, LogRatio::paired(pair)) else {
+                    return Standing::Futile;
+                };
+                if comparison.differs() {
+                    return Standing::Called;
+                }
+                let sd = test.se * (test.n as f64).sqrt();
+                if test.mean.abs() < needed_t * sd / (last as f64).sqrt() {
+                    Standing::Futile
+                } else {
+                    Standing::Open
+                }
+            })
+            .collect();
+        Some(standings)
+    }
+
+    /// The pairs of a family that more rounds could still call.
+    pub fn open(&self, pairs: &[&[(f64, f64)]]) -> usize {
+        self.standings(pairs).map_or(0, |s| s.iter().filter(|s| **s == Standing::Open).count())
+    }
+
+    /// The level a family with these `pairs` is judged at: the interim level if it stopped
+    /// at an interim look on a call (no pair open, one called), the final level otherwise
+    /// (the whole of `q` for a fixed design).
+    pub fn level(&self, pairs: &[&[(f64, f64)]]) -> f64 {
+        match self.standings(pairs) {
+            Some(standings)
+                if !standings.contains(&Standing::Open)
+                    && standings.contains(&Standing::Called) =>
+            {
+                self.interim_q()
+            }
+            _ => self.final_q(),
+        }
     }
 }
 
-/// Judges `comparisons` as one family at false-discovery rate `q` (a look's share, from
-/// [`Looks::q_at`]); otherwise as [`crate::judge`].
+/// Judges `comparisons` as one family at false-discovery rate `q` (a family's level, from
+/// [`Looks::level`]); otherwise as [`crate::judge`].
 pub fn judge_at(comparisons: &[Option<Samples<'_>>], q: f64) -> Vec<Option<Comparison>> {
     let tests: Vec<Option<LogRatio>> =
         comparisons.iter().map(|c| c.as_ref().and_then(Samples::log_ratio)).collect();
@@ -124,53 +160,53 @@ pub fn judge_at(comparisons: &[Option<Samples<'_>>], q: f64) -> Vec<Option<Compa
 mod tests {
     use super::*;
 
-    #[test]
-    fn looks_grow_by_half_and_spend_q_by_the_rounds_they_add() {
-        let looks = Looks::planned(3, 12);
-        assert_eq!(looks.rounds(), [3, 5, 8, 12]);
-        let spent: f64 = looks.q().iter().sum();
-        assert!((spent - FALSE_DISCOVERY_RATE).abs() < 1e-12, "{spent}");
-        assert!((looks.q()[0] - FALSE_DISCOVERY_RATE * 3.0 / 12.0).abs() < 1e-12);
-        assert!((looks.q()[3] - FALSE_DISCOVERY_RATE * 4.0 / 12.0).abs() < 1e-12);
-        assert_eq!(Looks::planned(5, 6).rounds(), [5, 6]);
-        assert_eq!(Looks::planned(5, 5), Looks::fixed(5));
-        assert!(!Looks::fixed(5).sequential() && looks.sequential());
+    fn pairs(ratios: &[f64]) -> Vec<(f64, f64)> {
+        ratios.iter().map(|r| (1.0, *r)).collect()
     }
 
     #[test]
-    fn a_family_is_judged_at_the_look_it_reached_or_the_next() {
+    fn looks_grow_by_half_and_the_interim_ones_spend_a_tenth_of_q() {
         let looks = Looks::planned(3, 12);
-        assert_eq!(looks.q_at(3), looks.q()[0]);
-        assert_eq!(looks.q_at(4), looks.q()[1], "cut short between two looks: the later");
-        assert_eq!(looks.q_at(12), looks.q()[3]);
-        assert_eq!(looks.q_at(20), looks.q()[3]);
+        assert_eq!(looks.rounds(), [3, 5, 8, 12]);
+        let spent = looks.interim_q() * 3.0 + looks.final_q();
+        assert!((spent - FALSE_DISCOVERY_RATE).abs() < 1e-12, "{spent}");
+        assert!((looks.final_q() - 0.045).abs() < 1e-12);
+        assert_eq!(Looks::planned(5, 6).rounds(), [5, 6]);
+        assert_eq!(Looks::planned(5, 5), Looks::fixed(5));
+        let fixed = Looks::fixed(5);
+        assert!(!fixed.sequential() && looks.sequential());
+        assert_eq!((fixed.interim_q(), fixed.final_q()), (0.0, FALSE_DISCOVERY_RATE));
         assert_eq!((looks.next(3), looks.next(6), looks.next(12)), (Some(5), Some(8), None));
-        assert_eq!(Looks::fixed(5).q_at(5), FALSE_DISCOVERY_RATE);
     }
 
     #[test]
     fn a_pair_is_open_while_more_rounds_could_call_it() {
         let looks = Looks::planned(3, 12);
-        let pairs = |ratios: &[f64]| ratios.iter().map(|r| (1.0, *r)).collect::<Vec<_>>();
-        let judged = |samples: &[(f64, f64)]| {
-            judge_at(&[Some(Samples::Paired(samples))], looks.q_at(samples.len()))[0].unwrap()
-        };
-        // 10% apart, spread 0.05: not called at 3 rounds, but 12 would call it.
+        // 10% apart, spread 0.05: not called in 3 rounds, but 12 would call it.
         let close = pairs(&[1.05, 1.15, 1.10]);
-        assert_eq!(looks.standing(&close, &judged(&close)), Standing::Open);
         // Alike to a tenth of the spread: no number of rounds left would call it.
         let alike = pairs(&[1.1, 0.9, 1.0]);
-        assert_eq!(looks.standing(&alike, &judged(&alike)), Standing::Futile);
-        // Twice as fast every round: called.
-        let far = pairs(&[2.0, 2.1, 1.9]);
-        assert_eq!(looks.standing(&far, &judged(&far)), Standing::Called);
-        // At the last look nothing is open.
-        let last: Vec<(f64, f64)> = close.iter().cycle().take(12).copied().collect();
-        let spread_wide: Vec<(f64, f64)> = last
-            .iter()
-            .enumerate()
-            .map(|(i, (a, b))| (*a, b * if i % 2 == 0 { 1.5 } else { 0.7 }))
-            .collect();
-        assert_eq!(looks.standing(&spread_wide, &judged(&spread_wide)), Standing::Futile);
+        // Twice as fast every round, within a percent: called even at the interim level.
+        let far = pairs(&[2.0, 2.01, 1.99]);
+        let standings = looks.standings(&[&close, &alike, &far]).unwrap();
+        assert_eq!(standings, [Standing::Open, Standing::Futile, Standing::Called]);
+        assert_eq!(looks.open(&[&close, &alike, &far]), 1);
+        // At the last look nothing is open, and a fixed design has no interim look.
+        let twelve: Vec<(f64, f64)> = close.iter().cycle().take(12).copied().collect();
+        assert!(looks.standings(&[&twelve]).is_none());
+        assert_eq!(Looks::fixed(3).open(&[&close]), 0);
+    }
+
+    #[test]
+    fn a_family_that_stopped_on_a_call_is_judged_at_the_interim_level_any_other_at_the_final() {
+        let looks = Looks::planned(3, 12);
+        let (alike, far) = (pairs(&[1.1, 0.9, 1.0]), pairs(&[2.0, 2.01, 1.99]));
+        let close = pairs(&[1.05, 1.15, 1.10]);
+        assert_eq!(looks.level(&[&alike, &far]), looks.interim_q(), "settled on a call");
+        assert_eq!(looks.level(&[&alike, &alike]), looks.final_q(), "all futile");
+        assert_eq!(looks.level(&[&close, &far]), looks.final_q(), "stopped while open");
+        let twelve: Vec<(f64, f64)> = far.iter().cycle().take(12).copied().collect();
+        assert_eq!(looks.level(&[&twelve]), looks.final_q(), "the last look");
+        assert_eq!(Looks::fixed(3).level(&[&far]), FALSE_DISCOVERY_RATE);
     }
 }

@@ -1,8 +1,9 @@
 //! Rounds where they are needed: after the rounds every cell gets, the families of a
 //! scenario with a pair still open get more, look by look (`bookstore_stats::Looks`), within
-//! the scenario's share of what `--budget` leaves. Whatever stops a family — settled pairs,
-//! the budget, the last look — its verdicts are drawn at the look it reached, at that look's
-//! share of `q`, so the stopping calls no more false differences (docs/method.md).
+//! the scenario's share of what `--budget` leaves. A family that settles stops on its own;
+//! one still open stops when the budget or the looks run out, in the order planned, never
+//! by its data — which is what lets the pages judge it at the final level
+//! (`Looks::level`; docs/method.md).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -11,7 +12,7 @@ use bookstore_client::scenario::Scenario;
 use bookstore_record::metric::Metric;
 use bookstore_record::results::{RunResults, StackStatus};
 use bookstore_record::warnings::disqualification;
-use bookstore_stats::{Looks, Samples, Standing, judge_at};
+use bookstore_stats::Looks;
 
 use crate::plan::{self, PlannedWindow};
 use crate::state::{Suite, Window};
@@ -73,14 +74,8 @@ fn open_pairs(members: &[BTreeMap<u32, f64>], looks: &Looks) -> usize {
             samples.push(a.iter().filter_map(|(round, x)| Some((*x, *b.get(round)?))).collect());
         }
     }
-    let rounds = samples.iter().map(Vec::len).max().unwrap_or(0);
-    let comparisons: Vec<Option<Samples<'_>>> =
-        samples.iter().map(|s| Some(Samples::Paired(s))).collect();
-    judge_at(&comparisons, looks.q_at(rounds))
-        .into_iter()
-        .zip(&samples)
-        .filter(|(c, s)| c.is_some_and(|c| looks.standing(s, &c) == Standing::Open))
-        .count()
+    let slices: Vec<&[(f64, f64)]> = samples.iter().map(Vec::as_slice).collect();
+    looks.open(&slices)
 }
 
 impl Suite<'_> {
@@ -118,8 +113,10 @@ impl Suite<'_> {
         let mut allowance = self.allowance(scenario);
         let mut reached = vec![self.options.total_rounds(); groups.len()];
         loop {
-            // The open groups, the most open pairs first, with the rounds of their next look.
-            let mut open: Vec<(usize, usize, u32)> = Vec::new();
+            // The open groups, in the order planned (not by their data: the budget must stop
+            // a family whatever its rounds say, for its final level to hold), with the
+            // rounds of their next look.
+            let mut open: Vec<(usize, u32)> = Vec::new();
             for (g, group) in groups.iter().enumerate() {
                 let pairs: usize = concurrencies(group)
                     .into_iter()
@@ -127,17 +124,16 @@ impl Suite<'_> {
                     .sum();
                 let next = looks.next(reached[g] as usize).map(|n| n as u32);
                 if let (true, Some(next)) = (pairs > 0, next) {
-                    open.push((g, pairs, next));
+                    open.push((g, next));
                 }
             }
-            open.sort_by_key(|&(g, pairs, _)| (std::cmp::Reverse(pairs), g));
             // As many of them as the allowance pays for.
             let mut steps = Vec::new();
             let mut cost = 0.0;
-            for (g, _, next) in open {
+            for (g, next) in open {
                 let windows = groups[g].len() as f64 * f64::from(next - reached[g]);
                 if cost + windows * per_window > allowance {
-                    continue;
+                    break;
                 }
                 cost += windows * per_window;
                 steps.push((groups[g].as_slice(), reached[g], next));

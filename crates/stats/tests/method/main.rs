@@ -20,7 +20,7 @@ const STACKS: usize = 5;
 struct Normal(u64);
 
 impl Normal {
-    fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

@@ -1,7 +1,7 @@
 //! The sequential design ([`Looks`]) on simulated families: each judged at its looks on the
 //! rounds so far, stopped as soon as none of its pairs is open, as the suite does.
 
-use bookstore_stats::{FALSE_DISCOVERY_RATE, Looks, Samples, Standing, Verdict, judge_at};
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Looks, Samples, Verdict, judge_at};
 
 use super::{Normal, PAIR_SD, STACKS, rounds};
 
@@ -10,33 +10,39 @@ fn looks() -> Looks {
     Looks::planned(3, 12)
 }
 
-/// One family run as the suite runs it: every pair (i < j) with its verdict at the look the
-/// family stopped at, and the rounds it took.
-fn sequential(rates: &[Vec<f64>], looks: &Looks) -> (Vec<(usize, usize, Verdict)>, usize) {
+/// One family run as the suite runs it, stopped at the look its pairs settle at or at the
+/// look `budget` (an index into the looks, drawn apart from the data) allows, whichever
+/// comes first: every pair (i < j) with its verdict, and the rounds it took.
+fn sequential(
+    rates: &[Vec<f64>],
+    looks: &Looks,
+    budget: usize,
+) -> (Vec<(usize, usize, Verdict)>, usize) {
     let mut pairs = Vec::new();
     for i in 0..rates.len() {
         for j in i + 1..rates.len() {
             pairs.push((i, j));
         }
     }
-    for &n in looks.rounds() {
+    for (look, &n) in looks.rounds().iter().enumerate() {
         let samples: Vec<Vec<(f64, f64)>> = pairs
             .iter()
             .map(|&(i, j)| {
                 rates[i][..n].iter().copied().zip(rates[j][..n].iter().copied()).collect()
             })
             .collect();
+        let slices: Vec<&[(f64, f64)]> = samples.iter().map(Vec::as_slice).collect();
+        if looks.open(&slices) > 0 && look < budget && looks.next(n).is_some() {
+            continue;
+        }
         let comparisons: Vec<Option<Samples>> =
             samples.iter().map(|s| Some(Samples::Paired(s))).collect();
-        let judged: Vec<_> = judge_at(&comparisons, looks.q_at(n))
+        let verdicts = judge_at(&comparisons, looks.level(&slices))
             .into_iter()
-            .map(|c| c.expect("≥ 2 rounds"))
+            .zip(&pairs)
+            .map(|(c, &(i, j))| (i, j, c.expect("≥ 2 rounds").verdict))
             .collect();
-        let open = judged.iter().zip(&samples).any(|(c, s)| looks.standing(s, c) == Standing::Open);
-        if !open || looks.next(n).is_none() {
-            let verdicts = pairs.iter().zip(judged).map(|(&(i, j), c)| (i, j, c.verdict)).collect();
-            return (verdicts, n);
-        }
+        return (verdicts, n);
     }
     unreachable!("the last look stops every family")
 }
@@ -52,7 +58,9 @@ fn stopping_on_the_data_keeps_false_calls_within_q() {
         let mut spent = 0;
         for _ in 0..families {
             let rates = rounds(&mut random, &[0.0; STACKS], last, sd);
-            let (verdicts, n) = sequential(&rates, &looks);
+            // The budget stops it at a look drawn apart from its data (often the last).
+            let budget = (random.uniform() * 6.0) as usize;
+            let (verdicts, n) = sequential(&rates, &looks, budget);
             wrong +=
                 usize::from(verdicts.iter().any(|(_, _, v)| *v != Verdict::NotDistinguishable));
             spent += n;
@@ -82,7 +90,7 @@ fn power_at_ten_fifteen_and_twenty_five_percent() {
         let (mut found, mut backwards, mut spent) = (0, 0, 0);
         for _ in 0..families {
             let truth = [0.0, difference.ln(), 0.0, 0.0, 0.0];
-            let (verdicts, n) = sequential(&rounds(&mut random, &truth, last, sd), &looks);
+            let (verdicts, n) = sequential(&rounds(&mut random, &truth, last, sd), &looks, 3);
             spent += n;
             match verdicts.iter().find(|(i, j, _)| (*i, *j) == (0, 1)).unwrap().2 {
                 Verdict::Higher => found += 1,
