@@ -39,18 +39,8 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         taken.push(variant.label.clone());
         variants.push(variant);
     }
-    // A twin by default, where the suite starts the stacks and no variant is one already.
     let started_here = targets.is_none() && args.compose.is_none() && args.shard.is_none();
-    let default_twin = started_here && !args.no_twin && !variants.iter().any(|v| v.is_twin());
-    let twin = match &args.twin {
-        Some(name) => {
-            Some(stacks.iter().find(|s| s.identity.service == name).ok_or_else(|| {
-                anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
-            })?)
-        }
-        None if default_twin => stacks.first(),
-        None => None,
-    };
+    let twin = twin_of(args.twin.as_deref(), args.no_twin, started_here, &stacks, &variants)?;
     if let Some(stack) = twin {
         let twin = bookstore_suite::Variant::twin(*stack);
         if taken.contains(&twin.label) {
@@ -464,4 +454,51 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     }
     let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
     Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
+}
+
+/// The stack measured again as its twin: `asked` (`--twin`), else by default the first of
+/// `stacks` — where the suite starts them (`started_here`), without `--no-twin`, and with
+/// no variant a twin already.
+fn twin_of<'s>(
+    asked: Option<&str>,
+    no_twin: bool,
+    started_here: bool,
+    stacks: &'s [bookstore_app::stacks::StackInfo],
+    variants: &[bookstore_suite::Variant],
+) -> anyhow::Result<Option<&'s bookstore_app::stacks::StackInfo>> {
+    if let Some(name) = asked {
+        let stack = stacks.iter().find(|s| s.identity.service == name);
+        return stack.map(Some).ok_or_else(|| {
+            anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
+        });
+    }
+    let default = started_here && !no_twin && !variants.iter().any(|v| v.is_twin());
+    Ok(stacks.first().filter(|_| default))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bookstore_app::stacks::{AXUM_SERDE_DIESEL, HYPER_SONIC_SQLX};
+    use bookstore_suite::Variant;
+
+    #[test]
+    fn a_run_has_a_twin_of_its_first_stack_unless_told_otherwise() {
+        let stacks = [HYPER_SONIC_SQLX, AXUM_SERDE_DIESEL];
+        let name =
+            |twin: Option<&bookstore_app::stacks::StackInfo>| twin.map(|s| s.identity.service);
+        let twin = |asked, no_twin, here, variants: &[Variant]| {
+            name(twin_of(asked, no_twin, here, &stacks, variants).unwrap())
+        };
+        assert_eq!(twin(None, false, true, &[]), Some("hyper-sonic-sqlx"), "the first stack");
+        assert_eq!(twin(Some("axum-serde-diesel"), false, true, &[]), Some("axum-serde-diesel"));
+        assert_eq!(twin(None, true, true, &[]), None, "--no-twin");
+        assert_eq!(twin(None, false, false, &[]), None, "stacks someone else started");
+        let already = Variant::parse("again=axum-serde-diesel", &[]).unwrap();
+        assert_eq!(twin(None, false, true, &[already]), None, "a variant is a twin already");
+        let flagged = Variant::parse("w1=axum-serde-diesel --workers 1", &[]).unwrap();
+        assert_eq!(twin(None, false, true, &[flagged]), Some("hyper-sonic-sqlx"));
+        let error = twin_of(Some("actix-simd-sqlx"), false, true, &stacks, &[]).unwrap_err();
+        assert!(error.to_string().contains("not among the stacks measured"), "{error}");
+    }
 }

@@ -6,7 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_stats::{Better, Comparison, Group, Ranking, Samples, Summary, Verdict, judge_at};
+use bookstore_stats::{
+    Better, Comparison, Group, Ranking, Samples, Summary, Verdict, every_pair, judge_at,
+    shared_rounds,
+};
 use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
@@ -46,8 +49,8 @@ pub(crate) struct Family {
     pub(crate) members: Vec<Member>,
     group: Group,
     better: Better,
-    /// The false-discovery rate it is judged at: the share of `q` of the look its rounds
-    /// reached (the whole of `q` for a fixed design).
+    /// The false-discovery rate it is judged at: its level in the run's sequential design
+    /// (`Looks::level`), the whole of `q` for a fixed design.
     q: f64,
 }
 
@@ -103,10 +106,7 @@ impl Family {
             .filter(|m| m.qualified())
             .map(|m| (m.name.clone(), m.samples.clone()))
             .collect();
-        let mut pairs = Vec::new();
-        for (i, (_, a)) in qualified.iter().enumerate() {
-            pairs.extend(qualified[i + 1..].iter().map(|(_, b)| paired(a, b)));
-        }
+        let pairs = every_pair(&qualified.iter().map(|(_, samples)| samples).collect::<Vec<_>>());
         let q = level(&pairs.iter().map(Vec::as_slice).collect::<Vec<_>>());
         Self { members, group: Group::paired_at(&qualified, q), better, q }
     }
@@ -180,7 +180,7 @@ impl Family {
             self.members.iter().find(|m| m.name == name && m.comparable()).map(|m| &m.samples)
         };
         let rounds: Vec<Option<Vec<(f64, f64)>>> =
-            pairs.iter().map(|(a, b)| Some(paired(samples(a)?, samples(b)?))).collect();
+            pairs.iter().map(|(a, b)| Some(shared_rounds(samples(a)?, samples(b)?))).collect();
         let comparisons: Vec<Option<Samples<'_>>> =
             rounds.iter().map(|r| r.as_deref().map(Samples::Paired)).collect();
         judge_at(&comparisons, self.q)
@@ -292,11 +292,6 @@ pub(crate) struct CeilingShares {
     pub(crate) shares: BTreeMap<String, Comparison>,
 }
 
-/// `(a, b)` of the rounds both were measured in.
-fn paired(a: &BTreeMap<RoundKey, f64>, b: &BTreeMap<RoundKey, f64>) -> Vec<(f64, f64)> {
-    a.iter().filter_map(|(key, x)| Some((*x, *b.get(key)?))).collect()
-}
-
 impl CeilingShares {
     pub(crate) fn of(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
@@ -319,7 +314,7 @@ impl CeilingShares {
             let reference = ceiling.by_round(|cell| Some(metric.of(cell)));
             let own = cell.by_round(|cell| Some(metric.of(cell)));
             names.push(stack.clone());
-            rounds.push(paired(&reference, &own));
+            rounds.push(shared_rounds(&reference, &own));
         }
         let comparisons: Vec<Option<Samples<'_>>> =
             rounds.iter().map(|r| Some(Samples::Paired(r))).collect();

@@ -47,8 +47,18 @@ pub struct Ranking {
 }
 
 /// `(a, b)` of the rounds both were measured in.
-fn paired<K: Ord>(a: &BTreeMap<K, f64>, b: &BTreeMap<K, f64>) -> Vec<(f64, f64)> {
+pub fn shared_rounds<K: Ord>(a: &BTreeMap<K, f64>, b: &BTreeMap<K, f64>) -> Vec<(f64, f64)> {
     a.iter().filter_map(|(key, x)| Some((*x, *b.get(key)?))).collect()
+}
+
+/// Every pair (i < j) of `members`, each as [`shared_rounds`]: what a family's pairs are
+/// judged on, in [`Group`]'s order.
+pub fn every_pair<K: Ord>(members: &[&BTreeMap<K, f64>]) -> Vec<Vec<(f64, f64)>> {
+    let mut pairs = Vec::new();
+    for (i, a) in members.iter().enumerate() {
+        pairs.extend(members[i + 1..].iter().map(|b| shared_rounds(a, b)));
+    }
+    pairs
 }
 
 impl Group {
@@ -57,15 +67,15 @@ impl Group {
         Self::paired_at(members, FALSE_DISCOVERY_RATE)
     }
 
-    /// The group of `members` judged at false-discovery rate `q` (a look's share of it,
-    /// [`crate::Looks::level`]).
+    /// The group of `members` judged at false-discovery rate `q` (a family's level in a
+    /// sequential design, [`crate::Looks::level`]).
     pub fn paired_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
         let mut keys = Vec::new();
         let mut tests = Vec::new();
         let mut spreads = Vec::new();
         for i in 0..members.len() {
             for j in i + 1..members.len() {
-                let pairs = paired(&members[i].1, &members[j].1);
+                let pairs = shared_rounds(&members[i].1, &members[j].1);
                 keys.push((i, j));
                 tests.push(LogRatio::paired(&pairs));
                 let logs: Vec<f64> = pairs

@@ -45,7 +45,7 @@ mod summary;
 
 pub(crate) use family::family;
 pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
-pub use group::{Better, Group, Ranking, flipped};
+pub use group::{Better, Group, Ranking, every_pair, flipped, shared_rounds};
 pub use judge::{Samples, judge, judge_one};
 pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
 pub use power::{min_detectable_ratio, power_of};

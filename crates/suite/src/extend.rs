@@ -65,15 +65,9 @@ fn family_rates(
         .collect()
 }
 
-/// The pairs of a family (its `members`' rates by round) that more rounds could still call,
-/// each judged at the look the family's rounds reached.
+/// The pairs of a family (its `members`' rates by round) that more rounds could still call.
 fn open_pairs(members: &[BTreeMap<u32, f64>], looks: &Looks) -> usize {
-    let mut samples: Vec<Vec<(f64, f64)>> = Vec::new();
-    for (i, a) in members.iter().enumerate() {
-        for b in &members[i + 1..] {
-            samples.push(a.iter().filter_map(|(round, x)| Some((*x, *b.get(round)?))).collect());
-        }
-    }
+    let samples = bookstore_stats::every_pair(&members.iter().collect::<Vec<_>>());
     let slices: Vec<&[(f64, f64)]> = samples.iter().map(Vec::as_slice).collect();
     looks.open(&slices)
 }
