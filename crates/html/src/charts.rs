@@ -260,6 +260,110 @@ pub fn bar_chart(
     BarChart { width, height, plot, y_ticks, groups, bars, marks, y_label: y_label.to_owned() }
 }
 
+/// One interval of a [`Forest`]: a ratio against the family's first, with its interval.
+#[derive(Debug, Clone)]
+pub struct ForestValue {
+    /// The ratio.
+    pub ratio: f64,
+    /// Its interval.
+    pub low: f64,
+    /// Its interval's upper end.
+    pub high: f64,
+    /// Whether the method called it different (the interval excludes 1).
+    pub called: bool,
+    /// Its series' colour.
+    pub colour: String,
+    /// Tooltip.
+    pub title: String,
+}
+
+/// One drawn row of a [`Forest`], px.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ForestRow {
+    /// Height of the row's line.
+    pub y: f64,
+    /// The ratio's position.
+    pub x: f64,
+    /// The interval's ends (clipped to the plot; `clipped_low`/`clipped_high` say so).
+    pub x_low: f64,
+    /// The interval's upper end.
+    pub x_high: f64,
+    /// The interval runs past the plot's left edge.
+    pub clipped_low: bool,
+    /// The interval runs past the plot's right edge.
+    pub clipped_high: bool,
+    /// Called different: drawn solid, else hollow.
+    pub called: bool,
+    /// Stroke colour.
+    pub colour: String,
+    /// Tooltip.
+    pub title: String,
+}
+
+/// A family's ratios to its first as a forest plot on a log axis: a line at 1, the band of
+/// ratios the family could not be expected to call shaded, one interval per row.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Forest {
+    /// Canvas width, px.
+    pub width: f64,
+    /// Canvas height, px.
+    pub height: f64,
+    /// Plot area: left, top, right, bottom, px.
+    pub plot: (f64, f64, f64, f64),
+    /// Where ratio 1 is.
+    pub one: f64,
+    /// The shaded band, from 1 ÷ the detectable ratio to it, clipped to the plot.
+    pub band: Option<(f64, f64)>,
+    /// Axis ticks (ratios).
+    pub x_ticks: Vec<Tick>,
+    /// One per value, in order.
+    pub rows: Vec<ForestRow>,
+}
+
+/// The ratios a forest's axis spans: every forest of a page on the same axis, so that a
+/// glance down the column compares families. Ratios outside are drawn to the edge with an
+/// arrow.
+pub const FOREST_RANGE: (f64, f64) = (0.5, 2.0);
+
+/// `values` as a forest on [`FOREST_RANGE`], the band up to `detectable` (≥ 1) shaded.
+pub fn forest(values: &[ForestValue], detectable: Option<f64>) -> Forest {
+    let (row_height, width) = (9.0, 220.0);
+    let plot = (6.0, 4.0, width - 6.0, 4.0 + row_height * values.len().max(1) as f64);
+    let (low, high) = (FOREST_RANGE.0.ln(), FOREST_RANGE.1.ln());
+    let x = |ratio: f64| {
+        let clamped = ratio.max(FOREST_RANGE.0).min(FOREST_RANGE.1);
+        plot.0 + (clamped.ln() - low) / (high - low) * (plot.2 - plot.0)
+    };
+    let rows = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| ForestRow {
+            y: plot.1 + (i as f64 + 0.5) * row_height,
+            x: x(v.ratio),
+            x_low: x(v.low),
+            x_high: x(v.high),
+            clipped_low: v.low < FOREST_RANGE.0,
+            clipped_high: v.high > FOREST_RANGE.1,
+            called: v.called,
+            colour: v.colour.clone(),
+            title: v.title.clone(),
+        })
+        .collect();
+    let x_ticks = [0.5, 0.8, 1.0, 1.25, 2.0]
+        .iter()
+        .map(|&r| Tick { at: x(r), label: format!("{r}") })
+        .collect();
+    Forest {
+        width,
+        height: plot.3 + 12.0,
+        plot,
+        one: x(1.0),
+        band: detectable.filter(|d| *d > 1.0).map(|d| (x(1.0 / d), x(d))),
+        x_ticks,
+        rows,
+    }
+}
+
 /// The percentiles on the latency curves, and where they sit: log of 1 / (1 − p), the usual
 /// HDR layout that gives the tail room.
 pub const CURVE_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0];
@@ -449,6 +553,30 @@ mod tests {
             "higher latency is higher on the page: {ys:?}"
         );
         assert!(chart.y_ticks.iter().any(|t| t.label == "10 ms"));
+    }
+
+    #[test]
+    fn a_forest_puts_one_in_the_middle_and_clips_what_runs_past_its_edges() {
+        let value = |ratio: f64, low: f64, high: f64| ForestValue {
+            ratio,
+            low,
+            high,
+            called: high < 1.0,
+            colour: "#000".into(),
+            title: String::new(),
+        };
+        let f = forest(&[value(0.8, 0.7, 0.9), value(1.0, 0.3, 3.0)], Some(1.25));
+        let middle = (f.plot.0 + f.plot.2) / 2.0;
+        assert!((f.one - middle).abs() < 1e-9, "a log axis from 1/2 to 2 centres 1");
+        let (left, right) = f.band.unwrap();
+        assert!((f.one - left - (right - f.one)).abs() < 1e-9, "1/d and d lie alike about 1");
+        let (first, second) = (&f.rows[0], &f.rows[1]);
+        assert!(first.x_low < first.x && first.x < first.x_high && first.x_high < f.one);
+        assert!(first.called && !first.clipped_low && !first.clipped_high);
+        assert!(second.clipped_low && second.clipped_high && !second.called);
+        assert_eq!((second.x_low, second.x_high), (f.plot.0, f.plot.2));
+        assert!(first.y < second.y && second.y < f.plot.3);
+        assert!(forest(&[], None).band.is_none());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Section 1: per scenario and concurrency, who leads and how the others compare.
 
+use bookstore_html::charts::{self, Forest, ForestValue};
 use serde::Serialize;
 
 use super::dataset::{Dataset, Metric};
@@ -19,6 +20,11 @@ pub(crate) struct HeadlineRow {
     leader_value: String,
     others: Vec<HeadlineEntry>,
     disqualified: Vec<Disqualified>,
+    /// The others ÷ the first drawn as a forest, the family's detectable band shaded.
+    forest: Option<Forest>,
+    /// "5 rounds, sees 12%": what the family spent and the smallest difference it calls
+    /// four times in five.
+    power: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -66,6 +72,8 @@ pub(crate) fn rows(dataset: &Dataset<'_>) -> Vec<HeadlineRow> {
                     leader_value: String::new(),
                     others: Vec::new(),
                     disqualified,
+                    forest: None,
+                    power: None,
                 });
                 continue;
             };
@@ -77,7 +85,35 @@ pub(crate) fn rows(dataset: &Dataset<'_>) -> Vec<HeadlineRow> {
                     against_first: family.compare(first_name, name).map(ComparisonText::from),
                 }
             };
+            let forest_values: Vec<ForestValue> = ranking
+                .order
+                .iter()
+                .skip(1)
+                .filter_map(|&i| {
+                    let name = &family.members[i].name;
+                    let c = family.compare(first_name, name)?;
+                    Some(ForestValue {
+                        ratio: c.ratio,
+                        low: c.low,
+                        high: c.high,
+                        called: c.differs(),
+                        colour: super::colour(dataset, name),
+                        title: format!("{name} ÷ {first_name}: {}", c.text()),
+                    })
+                })
+                .collect();
+            let power = family.power();
+            let forest = (!forest_values.is_empty())
+                .then(|| charts::forest(&forest_values, power.and_then(|p| p.detectable)));
+            let power = power.map(|p| {
+                let sees = p.detectable.map_or("sees no difference".to_owned(), |d| {
+                    format!("sees {:.0}%", (d - 1.0) * 100.0)
+                });
+                format!("{} rounds, {sees}", p.rounds)
+            });
             rows.push(HeadlineRow {
+                forest,
+                power,
                 scenario: scenario.clone(),
                 concurrency,
                 metric: metric.label().into(),

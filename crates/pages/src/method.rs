@@ -5,7 +5,9 @@ use bookstore_stats::{FALSE_DISCOVERY_RATE, Summary};
 use serde::Serialize;
 
 use super::dataset::Dataset;
-use super::verdicts::{Family, TwinCalls, detectable_ratio, twin_calls};
+use super::verdicts::{
+    Family, Spread, TwinCalls, detectable_ratio, equal_load_families, twin_calls, twin_tail_calls,
+};
 
 /// The power the page states: the chance of seeing a difference of the stated size.
 pub(crate) const STATED_POWER: f64 = 0.8;
@@ -44,6 +46,60 @@ pub(crate) struct Verdicts {
     twins: Vec<TwinCalls>,
     /// The share of twin cells expected to be called by chance, percent.
     twin_expected_percent: String,
+    /// How the equal-load p99s were compared, with this run's figures; `None` without an
+    /// equal-load phase.
+    tails: Option<Tails>,
+}
+
+/// The equal-load p99 comparisons of a run: their shared spread, how wide their intervals
+/// came out, and the twins' calls by the same method.
+#[derive(Debug, Serialize)]
+pub(crate) struct Tails {
+    /// Families (scenario × rate) with a compared pair.
+    families: usize,
+    /// The per-member, per-round spread of log p99 around the families' additive fits,
+    /// median over the families.
+    residual_sd: String,
+    /// Its degrees of freedom in the median family.
+    residual_df: String,
+    /// The median width (upper ÷ lower) of the pairs' intervals.
+    median_width: String,
+    /// The same from each pair's own rounds, as rates are judged.
+    own_median_width: String,
+    called: usize,
+    compared: usize,
+    twins: Vec<TwinCalls>,
+}
+
+fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
+    let families = equal_load_families(dataset);
+    let (mut residuals, mut dfs, mut widths) = (Vec::new(), Vec::new(), Vec::new());
+    let mut own_widths = Vec::new();
+    let (mut called, mut compared) = (0, 0);
+    for (scenario, rate, family) in &families {
+        let own = Family::equal_load_p99_by(dataset, scenario, rate, Spread::Own);
+        own_widths.extend(own.pairs().map(|(_, _, c)| c.high / c.low));
+        if let Some(residual) = family.residual() {
+            residuals.push(residual.sd);
+            dfs.push(residual.df);
+        }
+        widths.extend(family.pairs().map(|(_, _, c)| c.high / c.low));
+        let (c, n) = family.calls();
+        called += c;
+        compared += n;
+    }
+    let width = Summary::of(&widths)?.median;
+    let own_width = Summary::of(&own_widths).map_or(f64::NAN, |s| s.median);
+    Some(Tails {
+        families: families.iter().filter(|(_, _, f)| f.pairs().next().is_some()).count(),
+        residual_sd: Summary::of(&residuals).map_or("–".into(), |s| format!("{:.2}", s.median)),
+        residual_df: Summary::of(&dfs).map_or("–".into(), |s| format!("{:.0}", s.median)),
+        median_width: format!("{}×", bookstore_stats::digits(width)),
+        own_median_width: format!("{}×", bookstore_stats::digits(own_width)),
+        called,
+        compared,
+        twins: twin_tail_calls(dataset),
+    })
 }
 
 pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {
@@ -99,6 +155,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         compared,
         twins: twin_calls(dataset),
         twin_expected_percent: super::percent(FALSE_DISCOVERY_RATE),
+        tails: tails(dataset),
     }
 }
 

@@ -7,13 +7,23 @@
 use std::collections::BTreeMap;
 
 use bookstore_stats::{
-    Better, Comparison, Group, Ranking, Samples, Summary, Verdict, every_pair, judge_at,
-    shared_rounds,
+    Better, Comparison, Group, Ranking, Samples, Summary, every_pair, judge_at, shared_rounds,
 };
 use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
 use bookstore_record::results::Cell;
+
+/// Where a family's pair intervals take their spread from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Spread {
+    /// Each pair's own rounds: for rates, whose noise differs between stacks.
+    Own,
+    /// The members' shared spread ([`bookstore_stats::Residual`]): for the equal-load p99,
+    /// whose per-round noise is a short window's tail, alike for every stack (the twins
+    /// check it), and whose pairs' own few rounds give intervals tens of times wide.
+    Pooled,
+}
 
 /// One stack of a family.
 #[derive(Debug, Clone)]
@@ -67,12 +77,13 @@ impl Family {
         let windows =
             |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
         let looks = dataset.looks();
-        Self::of_windows(dataset, windows, better, value, |_| None, |pairs| looks.level(pairs))
+        let level = |pairs: &[&[(f64, f64)]]| looks.level(pairs);
+        Self::of_windows(dataset, windows, better, value, |_| None, level, Spread::Own)
     }
 
     /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
     /// out of the comparisons, judged at the level `level` gives its pairs (each its values
-    /// per shared round).
+    /// per shared round), each pair's interval from the `spread` named.
     fn of_windows<'a, 'd: 'a>(
         dataset: &'a Dataset<'d>,
         windows: impl Fn(&str) -> &'a CellWindows<'d>,
@@ -80,6 +91,7 @@ impl Family {
         value: impl Fn(&Cell) -> Option<f64>,
         not_ranked: impl Fn(&CellWindows<'d>) -> Option<String>,
         level: impl Fn(&[&[(f64, f64)]]) -> f64,
+        spread: Spread,
     ) -> Self {
         let members: Vec<Member> = dataset
             .stacks
@@ -108,7 +120,11 @@ impl Family {
             .collect();
         let pairs = every_pair(&qualified.iter().map(|(_, samples)| samples).collect::<Vec<_>>());
         let q = level(&pairs.iter().map(Vec::as_slice).collect::<Vec<_>>());
-        Self { members, group: Group::paired_at(&qualified, q), better, q }
+        let group = match spread {
+            Spread::Own => Group::paired_at(&qualified, q),
+            Spread::Pooled => Group::pooled_at(&qualified, q),
+        };
+        Self { members, group, better, q }
     }
 
     /// The family of the scenario's rate.
@@ -129,6 +145,17 @@ impl Family {
     /// [`Dataset::equal_load_rates`]): lower is better. A stack that could not carry the
     /// rate in any round is not ranked; a window whose client fell behind is left out.
     pub(crate) fn equal_load_p99(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Self {
+        Self::equal_load_p99_by(dataset, scenario, rate, Spread::Pooled)
+    }
+
+    /// [`Family::equal_load_p99`] with its pairs' spread from `spread`: the page shows
+    /// what its own rounds would have given beside what it used.
+    pub(crate) fn equal_load_p99_by(
+        dataset: &Dataset<'_>,
+        scenario: &str,
+        rate: &str,
+        spread: Spread,
+    ) -> Self {
         let windows = |stack: &str| dataset.equal_load_cell(stack, scenario, rate);
         let not_ranked = |windows: &CellWindows<'_>| {
             let saturated: Vec<&bookstore_record::warnings::Warning> =
@@ -145,7 +172,7 @@ impl Family {
         };
         // Its rounds are every cell's, never more: a fixed design.
         let q = |_: &[&[(f64, f64)]]| bookstore_stats::FALSE_DISCOVERY_RATE;
-        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked, q)
+        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked, q, spread)
     }
 
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
@@ -181,8 +208,18 @@ impl Family {
         };
         let rounds: Vec<Option<Vec<(f64, f64)>>> =
             pairs.iter().map(|(a, b)| Some(shared_rounds(samples(a)?, samples(b)?))).collect();
+        let residual = self.group.residual();
         let comparisons: Vec<Option<Samples<'_>>> =
-            rounds.iter().map(|r| r.as_deref().map(Samples::Paired)).collect();
+            rounds
+                .iter()
+                .map(|r| {
+                    let pairs = r.as_deref()?;
+                    Some(residual.map_or(Samples::Paired(pairs), |residual| Samples::Pooled {
+                        pairs,
+                        residual,
+                    }))
+                })
+                .collect();
         judge_at(&comparisons, self.q)
     }
 
@@ -205,6 +242,11 @@ impl Family {
     /// Every compared pair: (a, b, b against a).
     pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str, &Comparison)> {
         self.group.pairs()
+    }
+
+    /// The members' shared spread its intervals were drawn from, if pooled.
+    pub(crate) fn residual(&self) -> Option<bookstore_stats::Residual> {
+        self.group.residual()
     }
 
     /// The spread across rounds of each compared pair's log ratio.
@@ -260,23 +302,55 @@ pub(crate) struct TwinCalls {
 
 /// Every twin's calls against its stack, over the saturation cells of the runs.
 pub(crate) fn twin_calls(dataset: &Dataset<'_>) -> Vec<TwinCalls> {
+    let mut families = Vec::new();
+    for scenario in &dataset.scenarios {
+        for &concurrency in &dataset.concurrency {
+            let family = Family::rates(dataset, scenario, concurrency);
+            families.push((format!("{scenario} c={concurrency}"), family));
+        }
+    }
+    twin_calls_in(dataset, &families)
+}
+
+/// Every twin's calls against its stack, over the equal-load p99 families of the runs.
+pub(crate) fn twin_tail_calls(dataset: &Dataset<'_>) -> Vec<TwinCalls> {
+    let families: Vec<(String, Family)> = equal_load_families(dataset)
+        .into_iter()
+        .map(|(scenario, rate, family)| (format!("{scenario} at {rate}"), family))
+        .collect();
+    twin_calls_in(dataset, &families)
+}
+
+/// The equal-load p99 family of every scenario × rate that has one: (scenario, rate,
+/// family).
+pub(crate) fn equal_load_families(dataset: &Dataset<'_>) -> Vec<(String, String, Family)> {
+    let mut families = Vec::new();
+    for scenario in &dataset.scenarios {
+        for rate in &dataset.equal_load_rates {
+            let family = Family::equal_load_p99(dataset, scenario, rate);
+            if !family.members.is_empty() {
+                families.push((scenario.clone(), rate.clone(), family));
+            }
+        }
+    }
+    families
+}
+
+/// Every twin's calls against its stack over `families`, each labelled.
+fn twin_calls_in(dataset: &Dataset<'_>, families: &[(String, Family)]) -> Vec<TwinCalls> {
     dataset
         .twins()
         .into_iter()
         .map(|(twin, stack)| {
             let mut out = TwinCalls { twin, stack, called: 0, compared: 0, calls: Vec::new() };
-            for scenario in &dataset.scenarios {
-                for &concurrency in &dataset.concurrency {
-                    let family = Family::rates(dataset, scenario, concurrency);
-                    let Some(comparison) = family.compare(&out.stack, &out.twin) else {
-                        continue;
-                    };
-                    out.compared += 1;
-                    if comparison.verdict != Verdict::NotDistinguishable {
-                        out.called += 1;
-                        out.calls
-                            .push(format!("{scenario} c={concurrency}: {}", comparison.text()));
-                    }
+            for (label, family) in families {
+                let Some(comparison) = family.compare(&out.stack, &out.twin) else {
+                    continue;
+                };
+                out.compared += 1;
+                if comparison.differs() {
+                    out.called += 1;
+                    out.calls.push(format!("{label}: {}", comparison.text()));
                 }
             }
             out

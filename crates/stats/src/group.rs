@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Verdict, family};
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Residual, Verdict, family};
 
 /// The comparison of A against B from that of B against A.
 pub fn flipped(c: Comparison) -> Comparison {
@@ -24,6 +24,8 @@ pub struct Group {
     /// `(i, j)` with `i < j`: `j` against `i`.
     pairs: BTreeMap<(usize, usize), Comparison>,
     spreads: Vec<f64>,
+    /// The members' shared spread its intervals were drawn from, if pooled.
+    residual: Option<Residual>,
 }
 
 /// Which way is better: a rate is better higher, a latency lower.
@@ -70,6 +72,27 @@ impl Group {
     /// The group of `members` judged at false-discovery rate `q` (a family's level in a
     /// sequential design, [`crate::Looks::level`]).
     pub fn paired_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
+        Self::judged(members, q, LogRatio::paired)
+    }
+
+    /// The group of `members` judged at `q`, every pair's interval from the spread the
+    /// members share ([`Residual::additive`]) where there is one, else from its own rounds.
+    pub fn pooled_at<K: Ord + Clone>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
+        let samples: Vec<&BTreeMap<K, f64>> = members.iter().map(|(_, s)| s).collect();
+        match Residual::additive(&samples) {
+            Some(residual) => Self {
+                residual: Some(residual),
+                ..Self::judged(members, q, |p| LogRatio::with_residual(p, residual))
+            },
+            None => Self::paired_at(members, q),
+        }
+    }
+
+    fn judged<K: Ord>(
+        members: &[(String, BTreeMap<K, f64>)],
+        q: f64,
+        test: impl Fn(&[(f64, f64)]) -> Option<LogRatio>,
+    ) -> Self {
         let mut keys = Vec::new();
         let mut tests = Vec::new();
         let mut spreads = Vec::new();
@@ -77,7 +100,7 @@ impl Group {
             for j in i + 1..members.len() {
                 let pairs = shared_rounds(&members[i].1, &members[j].1);
                 keys.push((i, j));
-                tests.push(LogRatio::paired(&pairs));
+                tests.push(test(&pairs));
                 let logs: Vec<f64> = pairs
                     .iter()
                     .filter(|(a, b)| *a > 0.0 && *b > 0.0)
@@ -109,7 +132,7 @@ impl Group {
             })
             .collect();
         let names = members.iter().map(|(name, _)| name.clone()).collect();
-        Self { names, log_means, pairs, spreads }
+        Self { names, log_means, pairs, spreads, residual: None }
     }
 
     /// The members' names, in the order given.
@@ -171,6 +194,12 @@ impl Group {
     /// Every compared pair: (a, b, b against a).
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str, &Comparison)> {
         self.pairs.iter().map(|((i, j), c)| (self.names[*i].as_str(), self.names[*j].as_str(), c))
+    }
+
+    /// The shared spread its intervals were drawn from ([`Group::pooled_at`]), `None` when
+    /// each pair's came from its own rounds.
+    pub fn residual(&self) -> Option<Residual> {
+        self.residual
     }
 
     /// The spread across rounds of each pair's log ratio: the noise the verdicts had to see

@@ -2,7 +2,7 @@
 //! compare`, dbbench) hands its family of comparisons to [`judge`], so none of them can
 //! pick another test, level or correction.
 
-use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio};
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Residual};
 
 /// What one comparison of B against A is drawn from.
 #[derive(Debug, Clone, Copy)]
@@ -10,6 +10,16 @@ pub enum Samples<'a> {
     /// `(a, b)` measured side by side, one pair per round: the per-round log ratio cancels
     /// the machine's drift.
     Paired(&'a [(f64, f64)]),
+    /// Measured side by side as [`Samples::Paired`], the spread taken from the family's
+    /// members together ([`Residual::additive`]): for a statistic whose per-round noise is
+    /// large and the same for every member (a short window's p99), where a pair's own few
+    /// rounds leave a t-interval with one or two degrees of freedom.
+    Pooled {
+        /// `(a, b)` per shared round.
+        pairs: &'a [(f64, f64)],
+        /// The family's shared spread.
+        residual: Residual,
+    },
     /// Two independent sets of values (two runs, or configurations measured at different
     /// times): Welch's t on the logs of each side.
     Unpaired {
@@ -24,6 +34,7 @@ impl Samples<'_> {
     pub(crate) fn log_ratio(&self) -> Option<LogRatio> {
         match *self {
             Samples::Paired(pairs) => LogRatio::paired(pairs),
+            Samples::Pooled { pairs, residual } => LogRatio::with_residual(pairs, residual),
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
         }
     }

@@ -32,6 +32,13 @@
 //!   share of `q`, the family's last at the rest, so that stopping calls no more false
 //!   differences.
 //!
+//! - **A shared spread where a pair's own is too thin.** A short window's p99 moves
+//!   several-fold with one stall, alike for every stack; three rounds give a pair's own
+//!   t-interval two degrees of freedom. [`Samples::Pooled`] (and [`Group::pooled_at`]) keep
+//!   the pair's ratio and take the spread from the whole family ([`Residual::additive`]),
+//!   with (members − 1) × (rounds − 1) degrees of freedom, assuming the members equally
+//!   noisy — which a twin in the run checks.
+//!
 //! [`min_detectable_ratio`] answers the other question a reader has: how large a difference could this run
 //! have seen?
 
@@ -50,6 +57,7 @@ pub use judge::{Samples, judge, judge_one};
 pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
 pub use power::{min_detectable_ratio, power_of};
 pub(crate) use ratio::LogRatio;
+pub use ratio::Residual;
 pub use summary::Summary;
 
 /// The two-sided critical value of Student's t with `df` degrees of freedom at level

@@ -1,5 +1,9 @@
 //! One comparison: the log ratio of B to A, its standard error and degrees of freedom.
 
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
 use crate::{t_critical, t_p_value};
 
 /// `ln(b / a)` estimated from samples: its mean, standard error and degrees of freedom,
@@ -43,6 +47,15 @@ impl LogRatio {
         Some(Self { n, mean, se: (variance / n as f64).sqrt(), df: (n - 1) as f64 })
     }
 
+    /// From `(a, b)` measured side by side, the mean of `ln(b / a)` as in [`Self::paired`],
+    /// its standard error from a `residual` spread shared by the family (see [`Residual`])
+    /// rather than the pair's own few rounds.
+    pub(crate) fn with_residual(pairs: &[(f64, f64)], residual: Residual) -> Option<Self> {
+        let own = Self::paired(pairs)?;
+        let se = residual.sd * (2.0 / own.n as f64).sqrt();
+        Some(Self { se, df: residual.df, ..own })
+    }
+
     /// From two independent sets of samples (two runs): Welch's t on the logs.
     pub(crate) fn unpaired(a: &[f64], b: &[f64]) -> Option<Self> {
         if a.len() < 2 || b.len() < 2 {
@@ -82,6 +95,51 @@ impl LogRatio {
     }
 }
 
+/// The spread a family's members share, from the additive model `ln x[member, round] =
+/// member + round + noise` fitted to the rounds every member was measured in (two-way
+/// analysis of variance without replication): `sd` is the noise's, `df` = (members − 1) ×
+/// (rounds − 1). Where every pair's own spread rests on a few rounds (one degree of freedom
+/// per round beyond the first), the family's rests on all its members' rounds together; the
+/// price is the assumption that the members are equally noisy, which the twins check.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Residual {
+    /// The per-member, per-round spread of `ln x` around the additive fit.
+    pub sd: f64,
+    /// Its degrees of freedom.
+    pub df: f64,
+}
+
+impl Residual {
+    /// The fit over `members` (each its value per round), on the rounds all of them share.
+    /// `None` with fewer than two members or two shared rounds, or a value that is not
+    /// positive.
+    pub fn additive<K: Ord + Clone>(members: &[&BTreeMap<K, f64>]) -> Option<Self> {
+        let (first, rest) = members.split_first()?;
+        let rounds: Vec<&K> =
+            first.keys().filter(|k| rest.iter().all(|m| m.contains_key(*k))).collect();
+        let (s, r) = (members.len(), rounds.len());
+        if s < 2 || r < 2 {
+            return None;
+        }
+        let y: Vec<Vec<f64>> =
+            members.iter().map(|m| logs(rounds.iter().map(|k| m[*k]))).collect::<Option<_>>()?;
+        let grand = y.iter().flatten().sum::<f64>() / (s * r) as f64;
+        let member_means: Vec<f64> =
+            y.iter().map(|row| row.iter().sum::<f64>() / r as f64).collect();
+        let round_means: Vec<f64> =
+            (0..r).map(|j| y.iter().map(|row| row[j]).sum::<f64>() / s as f64).collect();
+        let squares: f64 = y
+            .iter()
+            .zip(&member_means)
+            .flat_map(|(row, m)| {
+                row.iter().zip(&round_means).map(move |(v, c)| (v - m - c + grand).powi(2))
+            })
+            .sum();
+        let df = ((s - 1) * (r - 1)) as f64;
+        Some(Self { sd: (squares / df).sqrt(), df })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +172,42 @@ mod tests {
         assert!((low.ln() - (0.2 - half)).abs() < 1e-3, "{low}");
         assert!((high.ln() - (0.2 + half)).abs() < 1e-3, "{high}");
         assert_eq!(ratio.df, 2.0);
+    }
+
+    fn rounds(values: &[f64]) -> BTreeMap<u32, f64> {
+        values.iter().enumerate().map(|(i, v)| (i as u32, *v)).collect()
+    }
+
+    #[test]
+    fn with_two_members_the_shared_spread_is_the_pairs_own() {
+        let (a, b) = (rounds(&[100.0, 130.0, 80.0, 120.0]), rounds(&[110.0, 150.0, 85.0, 125.0]));
+        let residual = Residual::additive(&[&a, &b]).unwrap();
+        let pairs = crate::shared_rounds(&a, &b);
+        let own = LogRatio::paired(&pairs).unwrap();
+        let pooled = LogRatio::with_residual(&pairs, residual).unwrap();
+        assert!((own.se - pooled.se).abs() < 1e-12, "{own:?} {pooled:?}");
+        assert_eq!((pooled.df, pooled.mean), (own.df, own.mean));
+    }
+
+    #[test]
+    fn the_additive_fit_leaves_what_member_and_round_do_not_explain() {
+        // Member effects 1, 2, 4 and round effects 1, 1.5, 0.8 multiply exactly: no noise.
+        let (m, r) = ([1.0, 2.0, 4.0], [1.0, 1.5, 0.8]);
+        let members: Vec<BTreeMap<u32, f64>> =
+            m.iter().map(|a| rounds(&r.iter().map(|b| a * b).collect::<Vec<_>>())).collect();
+        let refs: Vec<&BTreeMap<u32, f64>> = members.iter().collect();
+        let exact = Residual::additive(&refs).unwrap();
+        assert!(exact.sd < 1e-12 && exact.df == 4.0, "{exact:?}");
+        // One value off by e^0.3: the residual picks it up; a member missing a round leaves
+        // that round out of the fit.
+        let mut noisy = members.clone();
+        *noisy[1].get_mut(&2).unwrap() *= 0.3f64.exp();
+        noisy[2].remove(&0);
+        let refs: Vec<&BTreeMap<u32, f64>> = noisy.iter().collect();
+        let fit = Residual::additive(&refs).unwrap();
+        assert_eq!(fit.df, 2.0, "three members, the two rounds all share");
+        assert!(fit.sd > 0.05, "{fit:?}");
+        assert!(Residual::additive(&refs[..1]).is_none());
     }
 
     #[test]

@@ -66,3 +66,41 @@ fn a_twin_that_differs_from_its_stack_is_called_and_named() {
         "{method}"
     );
 }
+
+#[test]
+fn the_tails_line_judges_the_twin_by_the_families_shared_spread() {
+    let mut run = with_twin();
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let method = text_between(&page, "How verdicts are made", "Parity");
+    let tails = &method[method.find("Tails at equal load").expect("a tails line")..];
+    assert!(
+        tails.contains("The twin axum-serde-sqlx.twin, judged by the same spread, was called different from axum-serde-sqlx in 0 of 3 families"),
+        "{tails}"
+    );
+    // Pooled over the family, the p99 intervals are narrower than each pair's own three
+    // rounds would make them.
+    let width = |after: &str| -> f64 {
+        let start =
+            tails.find(after).unwrap_or_else(|| panic!("no {after} in {tails}")) + after.len();
+        tails[start..].split('×').next().unwrap().trim().parse().unwrap()
+    };
+    let (pooled, own) = (width("intervals "), width("they would be "));
+    assert!(pooled < own, "{pooled} vs {own}: {tails}");
+
+    // A twin whose p99 at bookById is three times its stack's in every round is called.
+    for stack in run.stacks.iter_mut().filter(|s| s.name == "axum-serde-sqlx.twin") {
+        for cell in stack.equal_load.iter_mut().filter(|c| c.scenario == "bookById") {
+            let latency = cell.latency_ok_us.as_mut().unwrap();
+            latency.p99_us *= 3;
+        }
+    }
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let method = text_between(&page, "How verdicts are made", "Parity");
+    assert!(
+        method.contains("in 1 of 3 families")
+            && method.contains("bookById at 70% of the slowest: 3.00×"),
+        "{method}"
+    );
+    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    assert!(summary.contains("its p99 at equal load in 1 of 3 families"), "{summary}");
+}
