@@ -33,7 +33,8 @@ pub(crate) struct SuiteArgs {
     /// the terminal say in how many cells that pair, which has nothing to find, was called
     /// different (the run's own false-call rate). One more party: the stacks' windows take
     /// a sixth longer with five stacks. Not with --targets, --compose or --shard (stacks
-    /// the suite does not start).
+    /// the suite does not start), nor by default with --quick (which it would take past
+    /// five minutes: ask for one with --twin).
     #[arg(long, value_parser = stack_names(), conflicts_with_all = ["targets", "compose", "no_twin"])]
     pub(crate) twin: Option<String>,
     /// No twin: measure every stack once.
@@ -58,7 +59,8 @@ pub(crate) struct SuiteArgs {
     #[command(flatten)]
     pub(crate) measurement: bookstore_record::results::Measurement,
     /// A short run: 3 rounds of 200 ms windows after 100 ms warm-ups (overrides --rounds,
-    /// --warmup and --duration), without the fixed-load phase unless --rates asks for it.
+    /// --warmup and --duration), without the fixed-load phase unless --rates asks for it,
+    /// and without the default twin unless --twin asks for one.
     #[arg(long)]
     pub(crate) quick: bool,
     #[command(flatten)]

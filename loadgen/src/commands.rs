@@ -40,7 +40,8 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         variants.push(variant);
     }
     let started_here = targets.is_none() && args.compose.is_none() && args.shard.is_none();
-    let twin = twin_of(args.twin.as_deref(), args.no_twin, started_here, &stacks, &variants)?;
+    let default_twin = !args.no_twin && !args.quick;
+    let twin = twin_of(args.twin.as_deref(), default_twin, started_here, &stacks, &variants)?;
     if let Some(stack) = twin {
         let twin = bookstore_suite::Variant::twin(*stack);
         if taken.contains(&twin.label) {
@@ -456,12 +457,13 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
 
-/// The stack measured again as its twin: `asked` (`--twin`), else by default the first of
-/// `stacks` — where the suite starts them (`started_here`), without `--no-twin`, and with
-/// no variant a twin already.
+/// The stack measured again as its twin: `asked` (`--twin`), else the first of `stacks`
+/// where a `default` twin is wanted (neither `--no-twin` nor `--quick`, whose five minutes
+/// hold no sixth party), the suite starts the stacks (`started_here`) and no variant is a
+/// twin already.
 fn twin_of<'s>(
     asked: Option<&str>,
-    no_twin: bool,
+    default: bool,
     started_here: bool,
     stacks: &'s [bookstore_app::stacks::StackInfo],
     variants: &[bookstore_suite::Variant],
@@ -472,7 +474,7 @@ fn twin_of<'s>(
             anyhow::anyhow!("--twin {name}: not among the stacks measured (--stacks)")
         });
     }
-    let default = started_here && !no_twin && !variants.iter().any(|v| v.is_twin());
+    let default = default && started_here && !variants.iter().any(|v| v.is_twin());
     Ok(stacks.first().filter(|_| default))
 }
 
@@ -487,18 +489,23 @@ mod tests {
         let stacks = [HYPER_SONIC_SQLX, AXUM_SERDE_DIESEL];
         let name =
             |twin: Option<&bookstore_app::stacks::StackInfo>| twin.map(|s| s.identity.service);
-        let twin = |asked, no_twin, here, variants: &[Variant]| {
-            name(twin_of(asked, no_twin, here, &stacks, variants).unwrap())
+        let twin = |asked, default, here, variants: &[Variant]| {
+            name(twin_of(asked, default, here, &stacks, variants).unwrap())
         };
-        assert_eq!(twin(None, false, true, &[]), Some("hyper-sonic-sqlx"), "the first stack");
-        assert_eq!(twin(Some("axum-serde-diesel"), false, true, &[]), Some("axum-serde-diesel"));
-        assert_eq!(twin(None, true, true, &[]), None, "--no-twin");
-        assert_eq!(twin(None, false, false, &[]), None, "stacks someone else started");
+        assert_eq!(twin(None, true, true, &[]), Some("hyper-sonic-sqlx"), "the first stack");
+        assert_eq!(twin(Some("axum-serde-diesel"), true, true, &[]), Some("axum-serde-diesel"));
+        assert_eq!(twin(None, false, true, &[]), None, "--no-twin, or --quick");
+        assert_eq!(
+            twin(Some("axum-serde-diesel"), false, true, &[]),
+            Some("axum-serde-diesel"),
+            "--quick --twin"
+        );
+        assert_eq!(twin(None, true, false, &[]), None, "stacks someone else started");
         let already = Variant::parse("again=axum-serde-diesel", &[]).unwrap();
-        assert_eq!(twin(None, false, true, &[already]), None, "a variant is a twin already");
+        assert_eq!(twin(None, true, true, &[already]), None, "a variant is a twin already");
         let flagged = Variant::parse("w1=axum-serde-diesel --workers 1", &[]).unwrap();
-        assert_eq!(twin(None, false, true, &[flagged]), Some("hyper-sonic-sqlx"));
-        let error = twin_of(Some("actix-simd-sqlx"), false, true, &stacks, &[]).unwrap_err();
+        assert_eq!(twin(None, true, true, &[flagged]), Some("hyper-sonic-sqlx"));
+        let error = twin_of(Some("actix-simd-sqlx"), true, true, &stacks, &[]).unwrap_err();
         assert!(error.to_string().contains("not among the stacks measured"), "{error}");
     }
 }
