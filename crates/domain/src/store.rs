@@ -12,6 +12,41 @@ use crate::checkout::NewCheckout;
 use crate::error::Error;
 use crate::model::{AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem};
 
+/// When a store last found one of its pooled connections gone (the server went away or is
+/// going: an I/O error, SQLSTATE class 08, 57P01..57P03), so that the connections idle since
+/// then can be checked before they are handed out: after a restart every one of them is
+/// dead, and without a check each would fail the request that next draws it. Until a
+/// connection is lost, [`LostConnections::suspect`] is a clock read and no round trip.
+#[derive(Debug)]
+pub struct LostConnections {
+    origin: std::time::Instant,
+    /// Nanoseconds after `origin` of the last loss, plus one; 0: none yet.
+    at_nanos: std::sync::atomic::AtomicU64,
+}
+
+impl Default for LostConnections {
+    fn default() -> Self {
+        Self { origin: std::time::Instant::now(), at_nanos: std::sync::atomic::AtomicU64::new(0) }
+    }
+}
+
+impl LostConnections {
+    /// A connection was found gone, now.
+    pub fn note(&self) {
+        let nanos = u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.at_nanos.store(nanos.saturating_add(1), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a connection idle for `idle_for` was already idle at the last loss: it may be
+    /// dead too, and is worth a ping before use.
+    pub fn suspect(&self, idle_for: Duration) -> bool {
+        match self.at_nanos.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => false,
+            at => idle_for >= self.origin.elapsed().saturating_sub(Duration::from_nanos(at - 1)),
+        }
+    }
+}
+
 /// Pool settings shared by every store, recorded in results so parity can be checked.
 ///
 /// Parity rules of SPEC §1: min = max = `max_connections`, every connection opened before

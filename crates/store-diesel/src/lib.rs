@@ -9,8 +9,11 @@
 //! transaction.
 //!
 //! Pool parity (SPEC §1): r2d2 with `min_idle = max_size`, built only once every connection
-//! is open; `test_on_check_out(false)` (no ping per checkout — a broken connection fails
-//! its query, answers 503 and is discarded by r2d2 on return); no idle timeout or maximum
+//! is open; no ping per checkout — a broken connection fails its query, answers 503 and is
+//! discarded by r2d2 on return — except after a lost connection: r2d2's check on checkout
+//! (the `is_valid` of the store's connection manager) pings only a connection idle since a
+//! query last found its connection gone ([`LostConnections`]), so that after a restart the
+//! dead idle connections are closed before a request draws them, as the sqlx store does; no idle timeout or maximum
 //! lifetime; diesel caches every prepared statement per connection (the aggregate's and
 //! the ping's fixed texts through [`CachedSql`]: diesel never caches `sql_query`). libpq
 //! is built from source without TLS (`pq-sys` `bundled_without_openssl`), so no system
@@ -30,10 +33,10 @@ use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::model::{
     AuthorInventory, BookDetail, BookSummary, CheckoutResponse, LargeItem,
 };
-use bookstore_domain::store::{OpenError, PoolSettings, Store};
+use bookstore_domain::store::{LostConnections, OpenError, PoolSettings, Store};
 use diesel::Connection;
 use diesel::pg::PgConnection;
-use diesel::r2d2::{ConnectionManager, Pool};
+use diesel::r2d2::{ConnectionManager, ManageConnection, Pool};
 
 /// `tokio::task::spawn_blocking`: tokio's blocking pool, bounded by the runtime's
 /// `max_blocking_threads`.
@@ -54,7 +57,42 @@ impl Offload for SpawnBlocking {
     }
 }
 
-type PgPool = Pool<ConnectionManager<PgConnection>>;
+type PgPool = Pool<Manager>;
+
+/// A pooled connection, and when it last went back to the pool.
+struct Tracked {
+    conn: PgConnection,
+    idle_since: Instant,
+}
+
+/// diesel's r2d2 manager, its checkout check a ping only of connections idle since a loss.
+struct Manager {
+    inner: ConnectionManager<PgConnection>,
+    lost: std::sync::Arc<LostConnections>,
+}
+
+impl ManageConnection for Manager {
+    type Connection = Tracked;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<Tracked, Self::Error> {
+        Ok(Tracked { conn: self.inner.connect()?, idle_since: Instant::now() })
+    }
+
+    fn is_valid(&self, tracked: &mut Tracked) -> Result<(), Self::Error> {
+        if self.lost.suspect(tracked.idle_since.elapsed()) {
+            self.inner.is_valid(&mut tracked.conn)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn has_broken(&self, tracked: &mut Tracked) -> bool {
+        // Called as the connection goes back to the pool.
+        tracked.idle_since = Instant::now();
+        self.inner.has_broken(&mut tracked.conn)
+    }
+}
 
 /// The diesel store: the r2d2 pool and where its calls run.
 #[derive(Clone)]
@@ -62,6 +100,7 @@ pub struct DieselStore<O> {
     pool: PgPool,
     offload: O,
     acquire_timeout: Duration,
+    lost: std::sync::Arc<LostConnections>,
 }
 
 impl<O> std::fmt::Debug for DieselStore<O> {
@@ -71,11 +110,6 @@ impl<O> std::fmt::Debug for DieselStore<O> {
 }
 
 impl<O: Offload> DieselStore<O> {
-    /// The pool, for tests and diagnostics.
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
     /// Checks out a connection on the blocking thread and runs `work` with it.
     async fn call<T, W>(&self, work: W) -> Result<T, Error>
     where
@@ -83,6 +117,7 @@ impl<O: Offload> DieselStore<O> {
         T: Send + 'static,
     {
         let pool = self.pool.clone();
+        let lost = self.lost.clone();
         let queued = Instant::now();
         let acquire_timeout = self.acquire_timeout;
         let timing = bookstore_timing::enabled();
@@ -100,7 +135,10 @@ impl<O: Offload> DieselStore<O> {
                     Err(e) => return (Err(Error::DbUnavailable(e.to_string())), None),
                 };
                 let connected = timing.then(Instant::now);
-                let result = work(&mut conn);
+                let result = work(&mut conn.conn);
+                if let Err(Error::DbUnavailable(_)) = &result {
+                    lost.note();
+                }
                 let stamps = running.zip(connected).map(|(running, connected)| {
                     bookstore_timing::BlockingStamps { running, connected, done: Instant::now() }
                 });
@@ -124,11 +162,13 @@ impl<O: Offload> Store for DieselStore<O> {
         let settings_url = settings.database_url.clone();
         let acquire_timeout = settings.acquire_timeout;
         let settings = settings.clone();
+        let lost = std::sync::Arc::new(LostConnections::default());
+        let manager_lost = lost.clone();
         let pool = offload
-            .run(move || build_pool(&settings))
+            .run(move || build_pool(&settings, manager_lost))
             .await
             .map_err(|e| OpenError::connect(describe(&settings_url), 0, e))??;
-        Ok(Self { pool, offload, acquire_timeout })
+        Ok(Self { pool, offload, acquire_timeout, lost })
     }
 
     async fn close(&self) {
@@ -168,7 +208,10 @@ impl<O: Offload> Store for DieselStore<O> {
 
 /// Opens one connection to report a clear reason if the database cannot be reached, then
 /// builds the pool, which returns once all `max_connections` are open.
-fn build_pool(settings: &PoolSettings) -> Result<PgPool, OpenError> {
+fn build_pool(
+    settings: &PoolSettings,
+    lost: std::sync::Arc<LostConnections>,
+) -> Result<PgPool, OpenError> {
     let connections = settings.max_connections;
     let target = describe(&settings.database_url);
     let connect_error = |reason: String| OpenError::connect(target.as_str(), connections, reason);
@@ -176,12 +219,13 @@ fn build_pool(settings: &PoolSettings) -> Result<PgPool, OpenError> {
     Pool::builder()
         .max_size(connections)
         .min_idle(Some(connections))
-        .test_on_check_out(false)
+        // `Manager::is_valid`: a ping only after a lost connection, else nothing.
+        .test_on_check_out(true)
         .connection_timeout(settings.acquire_timeout.max(Duration::from_millis(1)))
         .idle_timeout(None)
         .max_lifetime(None)
         .error_handler(Box::new(DebugLog))
-        .build(ConnectionManager::new(settings.database_url.as_str()))
+        .build(Manager { inner: ConnectionManager::new(settings.database_url.as_str()), lost })
         .map_err(|e| connect_error(e.to_string()))
 }
 

@@ -118,3 +118,33 @@ per_stack!(database_outage_is_503_and_recovers_without_restart, |stack| {
     drop(app);
     drop(cluster);
 });
+
+per_stack!(after_a_restart_an_idle_stack_fails_at_most_one_request, |stack| {
+    // An idle stack with its whole pool open, PostgreSQL restarted under it, then one
+    // request at a time: every pooled connection is dead, and a store that let each fail
+    // the request drawing it failed one per connection (31 of 32 on the sqlx stacks).
+    let mut server = DbServer::throwaway(&ClusterOptions::for_tests()).await.expect("a cluster");
+    let url = server.create_seeded_database("bookstore").await.expect("a seeded database");
+    let mut cluster = server.take_cluster().expect("a throwaway cluster");
+    let app = TestApp::spawn_on(stack, &url, |_| {}).await;
+    assert_eq!(app.get("/api/books/1").await.status, 200);
+    cluster.stop();
+    cluster.resume().await.expect("PostgreSQL starts again");
+    let mut failed = Vec::new();
+    loop {
+        let response = app.get("/api/books/1").await;
+        if response.status == 200 {
+            break;
+        }
+        failed.push(format!("{} {}", response.status, response.text()));
+        assert!(failed.len() <= 64, "{}: no success after {} requests", app.name(), failed.len());
+    }
+    assert!(
+        failed.len() <= 1,
+        "{}: {} requests failed after PostgreSQL came back: {failed:?}",
+        app.name(),
+        failed.len()
+    );
+    drop(app);
+    drop(cluster);
+});
