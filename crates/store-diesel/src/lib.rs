@@ -13,11 +13,11 @@
 //! discarded by r2d2 on return — except after a lost connection: r2d2's check on checkout
 //! (the `is_valid` of the store's connection manager) pings only a connection idle since a
 //! query last found its connection gone ([`LostConnections`]), so that after a restart the
-//! dead idle connections are closed before a request draws them, as the sqlx store does; no idle timeout or maximum
-//! lifetime; diesel caches every prepared statement per connection (the aggregate's and
-//! the ping's fixed texts through [`CachedSql`]: diesel never caches `sql_query`). libpq
-//! is built from source without TLS (`pq-sys` `bundled_without_openssl`), so no system
-//! library is needed.
+//! dead idle connections are closed before a request draws them, as the sqlx store does;
+//! no idle timeout or maximum lifetime; diesel caches every prepared statement per
+//! connection (the aggregate's and the ping's fixed texts through [`CachedSql`]: diesel
+//! never caches `sql_query`). libpq is built from source without TLS (`pq-sys`
+//! `bundled_without_openssl`), so no system library is needed.
 
 pub mod cached;
 mod queries;
