@@ -1,6 +1,6 @@
 //! The pooled spread (`Samples::Pooled`, the equal-load p99's comparison) on simulated
 //! families: six members, three rounds, a per-round log-ratio spread like the kept runs'
-//! equal-load p99s (docs/method.md, "Tails at equal load").
+//! equal-load p99s (docs/method.md, "How two p99s are compared").
 
 use std::collections::BTreeMap;
 
