@@ -3,12 +3,14 @@
 # design — 3 rounds, then more for the families still open within --budget — see more than
 # the fixed design before it (5 rounds for every family)? Both are run alternately, RUNS
 # times each, on the same build and hour, each with the default twin of axum-serde-sqlx and
-# every scenario; the budgeted runs keep the default budget, less than a fixed run's time.
+# every scenario; the budgeted runs keep the default budget, less than a fixed run's time,
+# unless --budget gives them another (a fixed design has no extra rounds to spend it on).
 # Each run's page (/tmp/sequential-study-DESIGN-RUN.html) says in its method section how many
 # pairs it called, what it could detect and what its twin was called; the wall times are
 # printed as the runs end.
 #
 #   scripts/sequential-study.sh               # 2 × 2 full runs, about an hour
+#   scripts/sequential-study.sh --budget 1130s   # the budgeted runs given the fixed ones' time
 #   RUNS=1 scripts/sequential-study.sh --scenarios health,bookById
 # Further arguments go to every `loadgen suite` run. BIN_DIR=… uses binaries already built
 # (else a release build). Quiet machine only: the runs compare each other.

@@ -16,7 +16,7 @@ use crate::model::{AuthorInventory, BookDetail, BookSummary, CheckoutResponse, L
 /// going: an I/O error, SQLSTATE class 08, 57P01..57P03), so that the connections idle since
 /// then can be checked before they are handed out: after a restart every one of them is
 /// dead, and without a check each would fail the request that next draws it. Until a
-/// connection is lost, [`LostConnections::suspect`] is a clock read and no round trip.
+/// connection is lost, [`LostConnections::suspect`] is one atomic load and no round trip.
 #[derive(Debug)]
 pub struct LostConnections {
     origin: std::time::Instant,

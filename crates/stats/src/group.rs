@@ -77,7 +77,7 @@ impl Group {
 
     /// The group of `members` judged at `q`, every pair's interval from the spread the
     /// members share ([`Residual::additive`]) where there is one, else from its own rounds.
-    pub fn pooled_at<K: Ord + Clone>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
+    pub fn pooled_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
         let samples: Vec<&BTreeMap<K, f64>> = members.iter().map(|(_, s)| s).collect();
         match Residual::additive(&samples) {
             Some(residual) => Self {

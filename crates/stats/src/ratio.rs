@@ -113,7 +113,7 @@ impl Residual {
     /// The fit over `members` (each its value per round), on the rounds all of them share.
     /// `None` with fewer than two members or two shared rounds, or a value that is not
     /// positive.
-    pub fn additive<K: Ord + Clone>(members: &[&BTreeMap<K, f64>]) -> Option<Self> {
+    pub fn additive<K: Ord>(members: &[&BTreeMap<K, f64>]) -> Option<Self> {
         let (first, rest) = members.split_first()?;
         let rounds: Vec<&K> =
             first.keys().filter(|k| rest.iter().all(|m| m.contains_key(*k))).collect();

@@ -219,7 +219,7 @@ fn build_pool(
     Pool::builder()
         .max_size(connections)
         .min_idle(Some(connections))
-        // `Manager::is_valid`: a ping only after a lost connection, else nothing.
+        // `Manager::is_valid`: a ping only after a lost connection, else a clock read.
         .test_on_check_out(true)
         .connection_timeout(settings.acquire_timeout.max(Duration::from_millis(1)))
         .idle_timeout(None)

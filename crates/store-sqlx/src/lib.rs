@@ -31,7 +31,8 @@
 //! and are closed before any request sees them, a live one is pinged once and handed out,
 //! and after a restart at most the requests already holding a connection fail. (HikariCP
 //! evicts a pool's connections on such fatal SQLSTATEs in the same way.) Until a
-//! connection is lost, the hook is one clock read and no round trip.
+//! connection is lost, the hook is an atomic load and the boxed future sqlx's hook
+//! signature asks for, once per acquire; no round trip.
 
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;

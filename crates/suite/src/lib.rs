@@ -352,7 +352,7 @@ impl SuiteOptions {
 fn parity() -> Vec<String> {
     [
         "pool min = max = pool_max, every connection opened before the server reports ready; a lost one replaced (r2d2 in the background, sqlx by the next request that needs one)",
-        "no liveness ping on checkout (sqlx test_before_acquire(false); r2d2's check on checkout a clock read), except that after a query finds its connection gone both ping, once, the connections idle since then",
+        "no liveness ping on checkout (sqlx test_before_acquire(false); r2d2's check on checkout no round trip), except that after a query finds its connection gone both ping, once, the connections idle since then",
         "no idle timeout or maximum connection lifetime",
         "prepared statements cached per connection: sqlx 100, diesel all (fixed texts through CachedSql, never sql_query)",
         "one pooled connection per request; checkout runs one transaction on it",

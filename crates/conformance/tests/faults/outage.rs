@@ -122,7 +122,7 @@ per_stack!(database_outage_is_503_and_recovers_without_restart, |stack| {
 per_stack!(after_a_restart_an_idle_stack_fails_at_most_one_request, |stack| {
     // An idle stack with its whole pool open, PostgreSQL restarted under it, then one
     // request at a time: every pooled connection is dead, and a store that let each fail
-    // the request drawing it failed one per connection (31 of 32 on the sqlx stacks).
+    // the request drawing it failed about one per connection of its pool.
     let mut server = DbServer::throwaway(&ClusterOptions::for_tests()).await.expect("a cluster");
     let url = server.create_seeded_database("bookstore").await.expect("a seeded database");
     let mut cluster = server.take_cluster().expect("a throwaway cluster");
