@@ -381,13 +381,18 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         }
     };
     say(format!(
-        "{} connections, {:.2} s{}: {:.0} req/s ({:.0} ok/s), errors {}, in flight {:.1}, client CPU {:.2} s",
+        "{} connections, {:.2} s{}: {:.0} req/s ({:.0} ok/s), errors {}{}, in flight {:.1}, client CPU {:.2} s",
         plan.connections,
         cell.window_seconds,
         if cell.stopped_early { " (stopped early)" } else { "" },
         cell.throughput_rps,
         cell.goodput_rps,
         cell.counts.errors,
+        if cell.unanswered > 0 {
+            format!(", unanswered {}", cell.unanswered)
+        } else {
+            String::new()
+        },
         cell.mean_in_flight,
         cell.cpu_seconds.client,
     ));

@@ -188,6 +188,7 @@ pub fn merge_cell(parts: &[&Cell]) -> Result<Cell, String> {
         add_counts(&mut merged.counts, &part.counts);
         add_counts(&mut merged.warmup_counts, &part.warmup_counts);
         add_counts(&mut merged.drained_counts, &part.drained_counts);
+        merged.unanswered += part.unanswered;
         merged.throughput_rps += part.throughput_rps;
         merged.goodput_rps += part.goodput_rps;
         merged.mean_in_flight += part.mean_in_flight;

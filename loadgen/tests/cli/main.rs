@@ -112,6 +112,24 @@ fn a_window_in_which_nothing_completed_is_a_failure_not_zero_requests_per_second
 }
 
 #[test]
+fn requests_a_silent_server_never_answers_are_counted_unanswered_and_do_not_hold_the_run() {
+    let url = silent_server(std::time::Duration::from_secs(20));
+    // A timeout far beyond the window: the run must end by the drain's grace, not by it.
+    let args = ["http", &url, "-c", "3", "-z", "300ms", "--warmup", "0s", "--timeout", "60s"];
+    let started = std::time::Instant::now();
+    let output = loadgen(&[&args[..], &["--json", "-"]].concat());
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "nothing completed: {stderr}");
+    assert!(took < std::time::Duration::from_secs(30), "the run waited {took:?}: {stderr}");
+    assert!(stderr.contains("errors 0, unanswered 3"), "{stderr}");
+    assert!(stderr.contains("3 request(s) were still unanswered"), "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["cell"]["unanswered"], 3, "{document}");
+    assert_eq!(document["cell"]["drained_counts"]["errors"], 0, "none timed out: {document}");
+}
+
+#[test]
 fn http_takes_the_url_as_its_argument_and_prints_a_percentile_table_or_json_on_stdout() {
     let responder = Responder::start();
     let quick = ["-c", "2", "-z", "200ms", "--warmup", "0s"];

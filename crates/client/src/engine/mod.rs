@@ -15,12 +15,15 @@
 //! Time is split into three phases by when a closed loop's request *completes*: warm-up,
 //! measurement (histograms, timeline and throughput come only from here), and drain —
 //! requests started before the measurement closed and answered after. Drained requests are
-//! counted apart, so a write audit can add up everything the server was asked to do. An
+//! counted apart, so a write audit can add up everything the server was asked to do; the
+//! drain ends when every request has its answer or after a grace (`drain.rs`), and what is
+//! still in flight then is counted as unanswered. An
 //! open loop's requests count in the phase they were *due* in, so that the window's
 //! latencies are those of exactly the requests it offered, the stalled ones included; its
 //! throughput is still what completed in the window.
 
 pub(crate) mod conn;
+mod drain;
 mod http_client;
 mod open;
 mod pacer;
@@ -36,6 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use conn::Response;
+pub use drain::{DRAIN_GRACE_MIN, grace as drain_grace};
 pub use http_client::{HttpClient, HttpConnection, run_http};
 pub use picker::Picker;
 pub use plan::{Arrivals, LiveCounter, LoadPlan, Settle, WindowHooks};
@@ -129,16 +133,18 @@ struct Window {
     measure_end_ns: AtomicU64,
     /// Requests the window may still send ([`LoadPlan::requests`]).
     unsent: Option<AtomicU64>,
+    drain: drain::Drain,
 }
 
 impl Window {
-    fn new(plan: &LoadPlan, start: Instant) -> Self {
+    fn new(plan: &LoadPlan, start: Instant, workers: usize) -> Self {
         let window = Self {
             plan: plan.clone(),
             start,
             measure_start_ns: AtomicU64::new(u64::MAX),
             measure_end_ns: AtomicU64::new(u64::MAX),
             unsent: plan.requests.map(AtomicU64::new),
+            drain: drain::Drain::new(workers),
         };
         if plan.settle.is_none() {
             window.publish_start(start + plan.warmup);
@@ -234,7 +240,7 @@ where
     // connections as its requests come due, in the warm-up.
     let on_the_clock = plan.settle.is_none() && plan.rate_rps.is_none();
     let start = Instant::now() + if on_the_clock { START_DELAY } else { Duration::ZERO };
-    let window = Arc::new(Window::new(&plan, start));
+    let window = Arc::new(Window::new(&plan, start, workers));
     let factory = Arc::new(factory);
     let threads: Vec<_> = (0..workers)
         .map(|worker| {
@@ -295,6 +301,16 @@ where
     // are of the time measured (`loadgen http` prints them; the suite never ranks it).
     let measure_end = measure_end.min(Instant::now().max(measure_start));
     hooks.measure_ended();
+    // The drain: until every thread is done, or the grace after the window runs out.
+    while !threads.iter().all(std::thread::JoinHandle::is_finished) {
+        let grace = drain::grace(window.drain.slowest(), plan.request_timeout);
+        if Instant::now() >= measure_end + grace {
+            window.drain.give_up();
+            break;
+        }
+        std::thread::sleep(SETTLE_POLL);
+    }
+    let drain_elapsed = measure_end.elapsed();
 
     let mut report = LoadReport::new(window.longest());
     if plan.rate_rps.is_some() {
@@ -304,6 +320,7 @@ where
     report.warmup_elapsed = measure_start - start;
     report.unsettled_warmup = unsettled_warmup;
     report.window_capped = window_capped && !plan.stop.load(Ordering::Relaxed);
+    report.drain_elapsed = drain_elapsed;
     let mut failure = None;
     for thread in threads {
         match thread.join().expect("a client thread panicked") {
@@ -355,29 +372,36 @@ fn run_worker<C: Client>(
     local.block_on(&runtime, async {
         client.start().await?;
         let client = Rc::new(client);
-        if let Some(rate) = window.plan.rate_rps {
-            open::drive(window, &client, &stats, worker, workers, rate).await?;
-            for problem in client.problems() {
-                stats.borrow_mut().note_invalid(problem);
+        let load = async {
+            if let Some(rate) = window.plan.rate_rps {
+                return open::drive(window, &client, &stats, worker, workers, rate).await;
             }
-            return Ok(());
-        }
-        let mut users = Vec::new();
-        for index in (worker..window.plan.connections).step_by(workers) {
-            let (window, client, stats, warmed) =
-                (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats), Arc::clone(warmed));
-            users.push(tokio::task::spawn_local(async move {
-                drive(&window, &*client, &stats, index, worker, &warmed).await
-            }));
-        }
-        for user in users {
-            let _ = user.await;
+            let mut users = Vec::new();
+            for index in (worker..window.plan.connections).step_by(workers) {
+                let (window, client, stats, warmed) =
+                    (Arc::clone(window), Rc::clone(&client), Rc::clone(&stats), Arc::clone(warmed));
+                users.push(tokio::task::spawn_local(async move {
+                    drive(&window, &*client, &stats, index, worker, &warmed).await
+                }));
+            }
+            for user in users {
+                let _ = user.await;
+            }
+            Ok(())
+        };
+        tokio::select! {
+            biased;
+            done = load => done?,
+            // What is still in flight stays counted as such (`WorkerStats::in_flight`).
+            () = window.drain.given_up() => {}
         }
         for problem in client.problems() {
             stats.borrow_mut().note_invalid(problem);
         }
         Ok::<(), String>(())
     })?;
+    // The tasks given up on hold the stats too.
+    drop(local);
     Ok(Rc::try_unwrap(stats)
         .map(RefCell::into_inner)
         .unwrap_or_else(|_| unreachable!("users are done")))
@@ -420,7 +444,8 @@ async fn drive<C: Client>(
             },
         };
         let pick = picker.pick();
-        let exchange = exchange(window, client, current, pick, sent, watchdog.as_mut()).await;
+        let exchange =
+            exchange(window, client, stats, current, pick, sent, watchdog.as_mut()).await;
         if !exchange.keep_connection {
             connection = None;
         }
@@ -455,18 +480,22 @@ struct Exchange {
 async fn exchange<C: Client>(
     window: &Window,
     client: &C,
+    stats: &RefCell<WorkerStats>,
     connection: &mut C::Connection,
     pick: usize,
     sent: Instant,
     mut watchdog: std::pin::Pin<&mut tokio::time::Sleep>,
 ) -> Exchange {
     watchdog.as_mut().reset((sent + window.plan.request_timeout).into());
+    // In flight until it ends here; a request the drain gives up on never does.
+    stats.borrow_mut().note_sent();
     let result = tokio::select! {
         biased;
         done = client.call(connection, pick) => Some(done),
         () = &mut watchdog => None,
     };
     let finished = Instant::now();
+    stats.borrow_mut().note_ended();
     match result {
         None => Exchange {
             outcome: Outcome::Error(ErrorKind::Timeout),
@@ -507,6 +536,9 @@ fn record(
     let latency_us = finished.saturating_duration_since(sent).as_micros() as u64;
     let phase = window.phase(counted_at);
     let mut stats = stats.borrow_mut();
+    if matches!(outcome, Outcome::Ok | Outcome::Rejected) && stats.note_answer_us(latency_us) {
+        window.drain.note_slowest(worker, latency_us);
+    }
     if let Some(status) = status {
         stats.record_status(phase, status);
     }

@@ -164,8 +164,19 @@ pub(super) async fn drive<C: Client>(
     }
     queue.done.set(true);
     queue.ready.notify_waiters();
-    for connection in connections {
-        let _ = connection.await;
+    let answered = async {
+        for connection in connections {
+            let _ = connection.await;
+        }
+    };
+    tokio::select! {
+        biased;
+        () = answered => {}
+        () = window.drain.given_up() => {
+            // Still queued when the drain ended: never sent.
+            let left = queue.waiting.borrow_mut().drain(..).count() as u64;
+            stats.borrow_mut().note_dropped(left);
+        }
     }
     Ok(())
 }
@@ -224,7 +235,8 @@ async fn connection<C: Client>(
             }
         };
         let Some(current) = current else { return };
-        let exchange = exchange(window, client, current, pick, intended, watchdog.as_mut()).await;
+        let exchange =
+            exchange(window, client, stats, current, pick, intended, watchdog.as_mut()).await;
         if !exchange.keep_connection {
             connection = None;
         }

@@ -158,6 +158,10 @@ pub(crate) struct WorkerStats {
     connections_peak: usize,
     cap_hit: bool,
     open: OpenCounts,
+    /// Requests sent and not yet ended; when the drain gives up, the unanswered.
+    in_flight: u64,
+    /// The slowest answer so far, µs (the drain's grace follows it).
+    slowest_answer_us: u64,
 }
 
 /// What only an open loop counts (its phase counts go by when requests were due).
@@ -194,7 +198,31 @@ impl WorkerStats {
             connections_peak: 0,
             cap_hit: false,
             open: OpenCounts::default(),
+            in_flight: 0,
+            slowest_answer_us: 0,
         }
+    }
+
+    /// A request went out.
+    #[inline]
+    pub(crate) fn note_sent(&mut self) {
+        self.in_flight += 1;
+    }
+
+    /// A request ended: answered, failed or timed out.
+    #[inline]
+    pub(crate) fn note_ended(&mut self) {
+        self.in_flight -= 1;
+    }
+
+    /// An answer took `latency_us`; whether it is this thread's slowest yet.
+    #[inline]
+    pub(crate) fn note_answer_us(&mut self, latency_us: u64) -> bool {
+        let slowest = latency_us > self.slowest_answer_us;
+        if slowest {
+            self.slowest_answer_us = latency_us;
+        }
+        slowest
     }
 
     /// An open loop's request due in `due` ended in `finished` (by the clock), in time or
@@ -342,6 +370,11 @@ pub struct LoadReport {
     pub cap_hit: bool,
     /// What only an open loop counts (`None` for a closed loop).
     pub open: Option<OpenCounts>,
+    /// Requests sent (in the warm-up or the window) still without an answer when the drain
+    /// ended ([`super::drain_grace`] after the window): counted in no phase.
+    pub unanswered: u64,
+    /// From the window's end until the client stopped waiting for answers.
+    pub drain_elapsed: Duration,
 }
 
 impl LoadReport {
@@ -367,6 +400,8 @@ impl LoadReport {
             connections_peak: 0,
             cap_hit: false,
             open: None,
+            unanswered: 0,
+            drain_elapsed: Duration::ZERO,
         }
     }
 
@@ -397,6 +432,7 @@ impl LoadReport {
         self.send_lag_us.add(&worker.send_lag_us).expect("same histogram bounds");
         self.connections_peak += worker.connections_peak;
         self.cap_hit |= worker.cap_hit;
+        self.unanswered += worker.in_flight;
         if let Some(open) = &mut self.open {
             open.answers += worker.open.answers;
             open.ok += worker.open.ok;

@@ -74,6 +74,12 @@ pub struct Cell {
     pub warmup_counts: Counts,
     /// Requests sent in the window and answered after it closed.
     pub drained_counts: Counts,
+    /// Requests sent and still without an answer when the drain ended (twice the slowest
+    /// answer after the window, at least 1 s, at most the request timeout): in no count
+    /// above. Absent in files written before it was counted (their drains waited out the
+    /// request timeout).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unanswered: u64,
     /// Latency of successes in the window.
     pub latency_ok_us: Option<LatencySummary>,
     /// Latency of refusals in the window.
@@ -397,6 +403,7 @@ impl Cell {
             counts: Counts::from(&report.measure),
             warmup_counts: Counts::from(&report.warmup),
             drained_counts: Counts::from(&report.drain),
+            unanswered: report.unanswered,
             latency_ok_us: LatencySummary::of(&report.latency_ok_us),
             latency_rejected_us: LatencySummary::of(&report.latency_rejected_us),
             histogram_ok: encode_histogram(&report.latency_ok_us),
@@ -501,4 +508,8 @@ mod tests {
         assert_eq!(encode_histogram(&Histogram::<u64>::new(3).unwrap()), "");
         assert!(decode_histogram("").unwrap().is_empty());
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }

@@ -27,6 +27,7 @@ fn cell() -> Cell {
     report.latency_rejected_us.record(100).unwrap();
     report.measure.by_status.insert(200, 1);
     report.measure.errors[0] = 1;
+    report.unanswered = 1;
     let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
     cell.beside_concurrency = Some(2);
     cell.driver = Some("diesel".into());
@@ -69,6 +70,7 @@ fn cell() -> Cell {
         WarningKind::FewRounds { rounds: 1 }.into(),
         WarningKind::WarmupUnsettled { answered: 1, connections: 2 }.into(),
         WarningKind::WindowFewAnswers { answers: 1, connections: 2 }.into(),
+        WarningKind::Unanswered { unanswered: 1, waited_ms: 1_000 }.into(),
         WarningKind::ServerCrashed { detail: String::new() }.into(),
         WarningKind::StoppedEarly.into(),
         WarningKind::InvalidResponses { problems: vec![] }.into(),

@@ -108,6 +108,14 @@ pub enum WarningKind {
         /// Connections of the cell.
         connections: u32,
     },
+    /// Requests were still in flight when the drain ended: the server left them hanging
+    /// longer than twice its slowest answer (and at least 1 s).
+    Unanswered {
+        /// Requests without an answer ([`crate::results::Cell::unanswered`]).
+        unanswered: u64,
+        /// How long after the window they were waited for, ms.
+        waited_ms: u64,
+    },
     /// The server process exited during the run.
     ServerCrashed {
         /// Exit status and the end of its log.
@@ -221,6 +229,9 @@ impl From<WarningKind> for Warning {
             ),
             WarningKind::WindowFewAnswers { answers, connections } => format!(
                 "the window ended at its longest with {answers} answers for {connections} connections (less than one request cycle): its rate is coarse; raise --duration"
+            ),
+            WarningKind::Unanswered { unanswered, waited_ms } => format!(
+                "{unanswered} request(s) were still unanswered {waited_ms} ms after the window, when the client stopped waiting: they are in no count of this cell; see the server log"
             ),
             WarningKind::ServerCrashed { detail } => {
                 format!(

@@ -76,6 +76,10 @@ pub fn window_warnings(cell: &Cell, report: &LoadReport) -> Vec<Warning> {
         let answers = cell.counts.total();
         found.push(Warning::from(WarningKind::WindowFewAnswers { answers, connections }));
     }
+    if report.unanswered > 0 {
+        let (unanswered, waited_ms) = (report.unanswered, report.drain_elapsed.as_millis() as u64);
+        found.push(Warning::from(WarningKind::Unanswered { unanswered, waited_ms }));
+    }
     found
 }
 
