@@ -48,6 +48,13 @@ pub(crate) struct SuiteArgs {
     #[arg(long, value_delimiter = ',', value_parser = humantime::parse_duration,
           conflicts_with_all = ["targets", "compose"])]
     pub(crate) db_latency: Vec<Duration>,
+    /// Also measure each stack with this many idle keep-alive connections held open to it
+    /// through each of its windows, comma-separated (e.g. `1000,10000`; `0` is the stacks
+    /// themselves): each is a labelled variant `<stack>.idle<N>` in the same rounds, its
+    /// memory per connection on the page. Each connection pings `/health` once every 5 s.
+    /// A variant takes one too: `--variant "many=axum-serde-sqlx --idle-connections 5000"`.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["targets", "compose"])]
+    pub(crate) idle_connections: Vec<u64>,
     /// Pin each tier to CPUs of its own, e.g. `server=0,client=1,db=1` (a CPU, a range
     /// `0-3`, or several joined by `+`; `relay=` for the database latency relays, else
     /// they go with `db`). Recorded in the results as the kernel reports it back.

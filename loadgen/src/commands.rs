@@ -64,6 +64,33 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
             variants.push(variant);
         }
     }
+    let mut counts: Vec<u64> = args.idle_connections.iter().copied().filter(|n| *n > 0).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    for count in counts {
+        for stack in &stacks {
+            let variant = bookstore_suite::Variant::with_idle_connections(*stack, count);
+            if taken.contains(&variant.label) {
+                anyhow::bail!(
+                    "--idle-connections: {} is already a stack or variant",
+                    variant.label
+                );
+            }
+            taken.push(variant.label.clone());
+            variants.push(variant);
+        }
+    }
+    if let Some(most) = variants.iter().filter_map(|v| v.idle_connections).max() {
+        // The client holds them and the server accepts them: each needs a descriptor per
+        // connection beside its load's and its pool's.
+        let limit = bookstore_client::idle::raise_open_files_limit().map_err(anyhow::Error::msg)?;
+        let needed = most + IDLE_SPARE_DESCRIPTORS;
+        if limit < needed {
+            anyhow::bail!(
+                "--idle-connections {most}: the open-files limit is {limit}, and holding them takes about {needed}; raise it (ulimit -Hn, or LimitNOFILE for a service) or ask for fewer"
+            );
+        }
+    }
     let scenarios = if args.scenarios.is_empty() {
         bookstore_client::scenario::Scenario::ALL.to_vec()
     } else {
@@ -461,6 +488,10 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
     Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
+
+/// Descriptors beyond the idle connections themselves: the measured load's connections
+/// (at most the suite's 256), the pool's, the logs and the runtime's own.
+const IDLE_SPARE_DESCRIPTORS: u64 = 1024;
 
 /// The stack measured again as its twin: `asked` (`--twin`), else the first of `stacks`
 /// where a `default` twin is wanted (neither `--no-twin` nor `--quick`, whose five minutes

@@ -4,6 +4,7 @@
 //! - [`engine`]: the load client (closed or open loop, exact windows, HDR histograms).
 //! - [`scenario`]: the twelve scenarios of SPEC §4, their requests and checks.
 //! - [`validate`]: full contract checks of response bodies.
+//! - [`idle`]: idle keep-alive connections held open beside a measurement.
 //! - [`probe`]: one blocking request on a new connection, for readiness and contract checks.
 //! - [`procfs`]: CPU time, memory and threads of processes, read from `/proc`.
 //!
@@ -11,6 +12,7 @@
 //! the suite and the pages are built on it.
 
 pub mod engine;
+pub mod idle;
 pub mod probe;
 pub mod procfs;
 pub mod scenario;

@@ -380,6 +380,7 @@ mod tests {
                 variant_of: None,
                 args: vec![],
                 db_latency_us: None,
+                idle_connections: None,
                 validation: vec![Validation {
                     scenario: "checkoutCreate".into(),
                     passed: true,

@@ -41,6 +41,10 @@ struct Args {
     /// Threads, each with its own listener and event loop [default: number of CPUs].
     #[arg(long)]
     threads: Option<usize>,
+    /// Hold this many bytes, written (so resident), for each open connection: a server
+    /// whose memory per connection is known, for the tests of what measures it.
+    #[arg(long, default_value_t = 0)]
+    bytes_per_connection: usize,
 }
 
 const HEALTH: &[u8] = br#"{"status":"UP"}"#;
@@ -73,9 +77,10 @@ fn main() -> anyhow::Result<()> {
     for _ in 1..threads {
         listeners.push(listener(addr).with_context(|| format!("cannot add a listener on {addr}"))?);
     }
+    let ballast = args.bytes_per_connection;
     for listener in listeners {
         std::thread::spawn(move || {
-            if let Err(e) = serve(listener) {
+            if let Err(e) = serve(listener, ballast) {
                 eprintln!("responder: a serving thread stopped: {e}");
                 std::process::exit(1);
             }
@@ -144,6 +149,8 @@ struct Connection {
     stream: TcpStream,
     input: Vec<u8>,
     output: Vec<u8>,
+    /// `--bytes-per-connection`, held until the connection closes.
+    _ballast: Vec<u8>,
 }
 
 impl Connection {
@@ -225,8 +232,9 @@ impl Connection {
     }
 }
 
-/// One thread's event loop over its listener and the connections it accepted.
-fn serve(listener: std::net::TcpListener) -> io::Result<()> {
+/// One thread's event loop over its listener and the connections it accepted, each
+/// holding `ballast` bytes.
+fn serve(listener: std::net::TcpListener, ballast: usize) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut listener = TcpListener::from_std(listener);
     poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
@@ -261,7 +269,10 @@ fn serve(listener: std::net::TcpListener) -> io::Result<()> {
                         continue;
                     }
                     let input = Vec::with_capacity(READ_CHUNK);
-                    connections[index] = Some(Connection { stream, input, output: Vec::new() });
+                    // Written, not just allocated: untouched pages are not resident.
+                    let _ballast = vec![1u8; ballast];
+                    let output = Vec::new();
+                    connections[index] = Some(Connection { stream, input, output, _ballast });
                 }
                 continue;
             }

@@ -48,6 +48,7 @@ mod judge;
 mod looks;
 mod power;
 mod ratio;
+mod regression;
 mod summary;
 
 pub(crate) use family::family;
@@ -58,6 +59,7 @@ pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
 pub use power::{min_detectable_ratio, power_of};
 pub(crate) use ratio::LogRatio;
 pub use ratio::Residual;
+pub use regression::{Estimate, Line};
 pub use summary::Summary;
 
 /// The two-sided critical value of Student's t with `df` degrees of freedom at level

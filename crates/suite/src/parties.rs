@@ -21,6 +21,9 @@ pub struct Variant {
     /// `--db-latency`: a round trip added between it and its database by a relay
     /// (`db-relay`, started by the suite); not a flag of the stack's.
     pub db_latency: Option<Duration>,
+    /// `--idle-connections`: keep-alive connections held open to it, idle, through each of
+    /// its windows (by the suite); not a flag of the stack's.
+    pub idle_connections: Option<u64>,
 }
 
 impl Variant {
@@ -51,8 +54,17 @@ impl Variant {
         }
         let mut own = Vec::new();
         let mut db_latency = None;
+        let mut idle_connections = None;
         for pair in args.chunks(2) {
-            if pair[0] == DB_LATENCY_FLAG {
+            if pair[0] == IDLE_CONNECTIONS_FLAG {
+                let count: u64 = pair[1].parse().map_err(|_| {
+                    format!(
+                        "--variant {spec:?}: {IDLE_CONNECTIONS_FLAG} {}: expected a count",
+                        pair[1]
+                    )
+                })?;
+                idle_connections = Some(count).filter(|n| *n > 0);
+            } else if pair[0] == DB_LATENCY_FLAG {
                 let latency = humantime::parse_duration(&pair[1]).map_err(|e| {
                     format!("--variant {spec:?}: {DB_LATENCY_FLAG} {}: {e}", pair[1])
                 })?;
@@ -61,7 +73,7 @@ impl Variant {
                 own.extend_from_slice(pair);
             }
         }
-        Ok(Self { label: label.to_owned(), stack, args: own, db_latency })
+        Ok(Self { label: label.to_owned(), stack, args: own, db_latency, idle_connections })
     }
 
     /// `stack` again, as a second process with the same binary and flags, labelled
@@ -69,13 +81,13 @@ impl Variant {
     /// so that the run shows its own rate of false calls.
     pub fn twin(stack: StackInfo) -> Self {
         let label = format!("{}{TWIN_SUFFIX}", stack.identity.service);
-        Self { label, stack, args: Vec::new(), db_latency: None }
+        Self { label, stack, args: Vec::new(), db_latency: None, idle_connections: None }
     }
 
     /// Whether it changes nothing of its stack: a twin (as the results say,
     /// `StackResults::is_twin`).
     pub fn is_twin(&self) -> bool {
-        self.args.is_empty() && self.db_latency.is_none()
+        self.args.is_empty() && self.db_latency.is_none() && self.idle_connections.is_none()
     }
 
     /// `stack` behind a relay adding `latency` to each database round trip, labelled
@@ -83,7 +95,14 @@ impl Variant {
     pub fn with_db_latency(stack: StackInfo, latency: Duration) -> Self {
         let label = format!("{}.db{}", stack.identity.service, humantime::format_duration(latency))
             .replace(' ', "");
-        Self { label, stack, args: Vec::new(), db_latency: Some(latency) }
+        Self { label, stack, args: Vec::new(), db_latency: Some(latency), idle_connections: None }
+    }
+
+    /// `stack` with `count` idle connections held open to it through each of its windows,
+    /// labelled `<stack>.idle<count>` (e.g. `axum-serde-sqlx.idle10000`).
+    pub fn with_idle_connections(stack: StackInfo, count: u64) -> Self {
+        let label = format!("{}.idle{count}", stack.identity.service);
+        Self { label, stack, args: Vec::new(), db_latency: None, idle_connections: Some(count) }
     }
 
     /// The suite's `base` flags (`--flag value` pairs) with this variant's replacing those
@@ -103,6 +122,9 @@ impl Variant {
 
 /// The label of the default twin: its stack's name and this.
 const TWIN_SUFFIX: &str = ".twin";
+
+/// The flag that holds idle connections open to a party.
+pub(crate) const IDLE_CONNECTIONS_FLAG: &str = "--idle-connections";
 
 /// The flag that puts a party behind the database latency relay.
 pub const DB_LATENCY_FLAG: &str = "--db-latency";

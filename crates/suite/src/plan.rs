@@ -174,6 +174,7 @@ mod tests {
             database: String::new(),
             addr: "127.0.0.1:1".parse().unwrap(),
             relay_pid: None,
+            idle_connections: None,
         }
     }
 

@@ -58,6 +58,7 @@ impl Suite<'_> {
                 entry.variant_of = Some(binary_name.to_owned());
                 entry.args = variant.args.clone();
                 entry.db_latency_us = variant.db_latency.map(|l| l.as_micros() as u64);
+                entry.idle_connections = variant.idle_connections;
             }
             if let Some(latency) = variant.as_ref().and_then(|v| v.db_latency) {
                 match self.start_relay(name, &url, latency) {
@@ -100,7 +101,14 @@ impl Suite<'_> {
             }
             self.progress
                 .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
-            self.prepared.push(PreparedStack { index, database, addr: server.addr(), relay_pid });
+            let idle_connections = variant.as_ref().and_then(|v| v.idle_connections);
+            self.prepared.push(PreparedStack {
+                index,
+                database,
+                addr: server.addr(),
+                relay_pid,
+                idle_connections,
+            });
             self.processes.push(Some(server));
         }
         self.save()
@@ -132,6 +140,7 @@ impl Suite<'_> {
                 database: database.clone(),
                 addr: address,
                 relay_pid: None,
+                idle_connections: None,
             });
             self.processes.push(None);
         }
@@ -240,6 +249,7 @@ impl Suite<'_> {
             variant_of: None,
             args: Vec::new(),
             db_latency_us: None,
+            idle_connections: None,
             validation: Vec::new(),
             cells: Vec::new(),
             equal_load: Vec::new(),

@@ -66,6 +66,8 @@ pub(crate) struct PreparedStack {
     pub(crate) addr: std::net::SocketAddr,
     /// The database relay's process in front of its database (`--db-latency`).
     pub(crate) relay_pid: Option<u32>,
+    /// Idle connections held open to it through each of its windows.
+    pub(crate) idle_connections: Option<u64>,
 }
 
 /// Where a window's load goes.

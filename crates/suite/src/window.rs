@@ -15,7 +15,7 @@ use bookstore_client::engine::{self, LiveCounter, LoadReport};
 use bookstore_client::scenario::{self, Scenario};
 use bookstore_harness::placement::Tier;
 use bookstore_harness::server::ServerProcess;
-use bookstore_record::results::{Cell, LoadMode, OpenLoop, ShardPart, SqlStats};
+use bookstore_record::results::{Cell, IdleHeld, LoadMode, OpenLoop, ShardPart, SqlStats};
 use bookstore_record::warnings::{self, Warning, WarningKind};
 
 impl Suite<'_> {
@@ -196,8 +196,22 @@ impl Suite<'_> {
             database: Some(&stack.database),
         };
         let at = WindowAt { label: &label, scenario, concurrency, round, slot, offer };
+        let idle = match stack.idle_connections {
+            Some(count) => Some(hold_idle(stack.addr, count, pid)?),
+            None => None,
+        };
         let mut cell = self.http_cell(at, &target)?;
         cell.db_latency_us = self.results.stacks[stack.index].db_latency_us;
+        if let Some((connections, mut held)) = idle {
+            let status = connections.close();
+            held.dropped = status.dropped;
+            held.pings = status.pings;
+            if held.refused > 0 || held.dropped > 0 {
+                let (asked, refused, dropped) = (held.asked, held.refused, held.dropped);
+                cell.warnings.push(WarningKind::IdleNotHeld { asked, refused, dropped }.into());
+            }
+            cell.idle = Some(held);
+        }
         let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
         if let Some(exit) = &exit {
             cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
@@ -417,4 +431,39 @@ impl Refusals {
         }
         moved
     }
+}
+
+/// How often each idle connection pings its server: half the stacks' client timeout
+/// (`--client-timeout-ms`, 10 s by default), which closes a connection idle for longer.
+pub(crate) const IDLE_PING_EVERY: Duration = Duration::from_secs(5);
+/// How long an idle connection's connect may take before it counts as refused.
+const IDLE_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens `count` idle connections to `addr` and reads the server (`pid`) with them open.
+fn hold_idle(
+    addr: std::net::SocketAddr,
+    count: u64,
+    pid: Option<u32>,
+) -> anyhow::Result<(bookstore_client::idle::IdleConnections, IdleHeld)> {
+    use bookstore_client::procfs;
+    let connections = bookstore_client::idle::IdleConnections::open(
+        addr,
+        count,
+        IDLE_PING_EVERY,
+        IDLE_CONNECT_TIMEOUT,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let status = connections.status();
+    let held = IdleHeld {
+        asked: count,
+        held: status.held,
+        refused: status.refused,
+        dropped: status.dropped,
+        pings: status.pings,
+        opening_seconds: connections.opening.as_secs_f64(),
+        server_rss_bytes: pid.and_then(procfs::rss_bytes),
+        server_threads: pid.and_then(procfs::threads),
+        server_fds: pid.and_then(procfs::open_fds),
+    };
+    Ok((connections, held))
 }

@@ -80,6 +80,10 @@ pub struct Cell {
     /// request timeout).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unanswered: u64,
+    /// The idle connections held open to the party during the window
+    /// (`--idle-connections`); absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleHeld>,
     /// Latency of successes in the window.
     pub latency_ok_us: Option<LatencySummary>,
     /// Latency of refusals in the window.
@@ -404,6 +408,7 @@ impl Cell {
             warmup_counts: Counts::from(&report.warmup),
             drained_counts: Counts::from(&report.drain),
             unanswered: report.unanswered,
+            idle: None,
             latency_ok_us: LatencySummary::of(&report.latency_ok_us),
             latency_rejected_us: LatencySummary::of(&report.latency_rejected_us),
             histogram_ok: encode_histogram(&report.latency_ok_us),
@@ -512,4 +517,28 @@ mod tests {
 
 fn is_zero(count: &u64) -> bool {
     *count == 0
+}
+
+/// Idle keep-alive connections held open to a party through one window.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdleHeld {
+    /// Connections asked for.
+    pub asked: u64,
+    /// Open when the window started.
+    pub held: u64,
+    /// Could not be opened.
+    pub refused: u64,
+    /// Closed by the server (or a ping answered wrongly) before the window ended.
+    pub dropped: u64,
+    /// Their pings answered during the hold (one per connection every `ping_every`).
+    pub pings: u64,
+    /// How long opening them took, seconds.
+    pub opening_seconds: f64,
+    /// The server's resident memory with them open, before the window's load.
+    pub server_rss_bytes: Option<u64>,
+    /// The server's threads then.
+    pub server_threads: Option<u64>,
+    /// The server's open file descriptors then.
+    pub server_fds: Option<u64>,
 }

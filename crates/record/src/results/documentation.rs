@@ -29,6 +29,17 @@ fn cell() -> Cell {
     report.measure.errors[0] = 1;
     report.unanswered = 1;
     let mut cell = Cell::from_report("s", 1, 0, LoadMode::Open { rate_rps: 1.0 }, &report);
+    cell.idle = Some(IdleHeld {
+        asked: 1,
+        held: 1,
+        refused: 0,
+        dropped: 0,
+        pings: 0,
+        opening_seconds: 0.1,
+        server_rss_bytes: Some(1),
+        server_threads: Some(1),
+        server_fds: Some(1),
+    });
     cell.beside_concurrency = Some(2);
     cell.driver = Some("diesel".into());
     cell.db_latency_us = Some(1000);
@@ -71,6 +82,7 @@ fn cell() -> Cell {
         WarningKind::WarmupUnsettled { answered: 1, connections: 2 }.into(),
         WarningKind::WindowFewAnswers { answers: 1, connections: 2 }.into(),
         WarningKind::Unanswered { unanswered: 1, waited_ms: 1_000 }.into(),
+        WarningKind::IdleNotHeld { asked: 2, refused: 1, dropped: 1 }.into(),
         WarningKind::ServerCrashed { detail: String::new() }.into(),
         WarningKind::StoppedEarly.into(),
         WarningKind::InvalidResponses { problems: vec![] }.into(),
@@ -154,6 +166,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             variant_of: Some(String::new()),
             args: vec![String::new()],
             db_latency_us: Some(0),
+            idle_connections: Some(1),
             validation: vec![Validation { scenario: String::new(), passed: true, problem: None }],
             cells: vec![cell()],
             equal_load: vec![open_cell()],

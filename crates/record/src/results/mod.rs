@@ -301,6 +301,10 @@ pub struct StackResults {
     /// absent when it reached the database directly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_latency_us: Option<u64>,
+    /// Idle keep-alive connections held open to it during each of its windows
+    /// (`--idle-connections`); absent when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_connections: Option<u64>,
     /// The contract check of every scenario before measuring.
     pub validation: Vec<Validation>,
     /// Measured windows (one per scenario, concurrency and round), closed loop.
@@ -315,7 +319,10 @@ impl StackResults {
     /// Whether it is a twin: a variant that changes nothing of its stack, the stack again as
     /// a second party (`--twin`).
     pub fn is_twin(&self) -> bool {
-        self.variant_of.is_some() && self.args.is_empty() && self.db_latency_us.is_none()
+        self.variant_of.is_some()
+            && self.args.is_empty()
+            && self.db_latency_us.is_none()
+            && self.idle_connections.is_none()
     }
 }
 

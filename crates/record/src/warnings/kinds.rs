@@ -116,6 +116,16 @@ pub enum WarningKind {
         /// How long after the window they were waited for, ms.
         waited_ms: u64,
     },
+    /// The party refused or dropped some of the idle connections held open to it: it does
+    /// not hold the connections asked for, and is not ranked at them.
+    IdleNotHeld {
+        /// Asked for.
+        asked: u64,
+        /// Could not be opened.
+        refused: u64,
+        /// Closed by the server while held.
+        dropped: u64,
+    },
     /// The server process exited during the run.
     ServerCrashed {
         /// Exit status and the end of its log.
@@ -186,6 +196,7 @@ impl WarningKind {
                 | WarningKind::NothingCompleted { .. }
                 | WarningKind::InFlightLow { .. }
                 | WarningKind::ServerCrashed { .. }
+                | WarningKind::IdleNotHeld { .. }
         )
     }
 }
@@ -232,6 +243,9 @@ impl From<WarningKind> for Warning {
             ),
             WarningKind::Unanswered { unanswered, waited_ms } => format!(
                 "{unanswered} request(s) were still unanswered {waited_ms} ms after the window, when the client stopped waiting: they are in no count of this cell; see the server log"
+            ),
+            WarningKind::IdleNotHeld { asked, refused, dropped } => format!(
+                "of {asked} idle connections, the server refused {refused} and dropped {dropped} while they were held: it does not hold that many open (see its log and its open-files limit)"
             ),
             WarningKind::ServerCrashed { detail } => {
                 format!(
