@@ -51,12 +51,24 @@ pub struct Row {
     pub standing: &'static str,
     /// Why the cell is disqualified or not ranked.
     pub reason: Option<String>,
+    /// Idle connections held open to the party through its windows (`--idle-connections`).
+    pub idle_connections: Option<u64>,
+    /// The server's peak RSS in the window, median over the rounds.
+    pub server_peak_rss_bytes_median: Option<f64>,
+    /// A `memory_per_connection` row: the stack's KiB per idle connection (`_low`, `_high`:
+    /// Student's 95% interval over the rounds), as the page's idle-connections section.
+    pub memory_per_connection_kib: Option<f64>,
+    pub memory_per_connection_kib_low: Option<f64>,
+    pub memory_per_connection_kib_high: Option<f64>,
 }
 
 /// The rows of `runs`: per scenario, saturation by concurrency, then equal load by rate.
 pub fn rows(runs: &[RunResults]) -> Vec<Row> {
     let dataset = Dataset::new(runs);
     let mut rows = Vec::new();
+    let idle = |stack: &str| {
+        dataset.runs.iter().flat_map(|r| &r.stacks).find(|s| s.name == stack)?.idle_connections
+    };
     for scenario in &dataset.scenarios {
         let metric = Metric::for_scenario(scenario);
         for &concurrency in &dataset.concurrency {
@@ -68,6 +80,7 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                 rows.push(Row {
                     load: "saturation",
                     concurrency: Some(concurrency),
+                    idle_connections: idle(&member.name),
                     ..row(scenario, metric, member, cells, standing, vs_first)
                 });
             }
@@ -85,10 +98,39 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                     ),
                     // The ranked p99: client-limited windows left out, as on the page.
                     p99_us_median: member.summary.map(|s| s.median),
+                    idle_connections: idle(&member.name),
                     ..row(scenario, metric, member, cells, standing, vs_first)
                 });
             }
         }
+    }
+    for (stack, estimate, rounds) in super::connections::slopes(&dataset) {
+        rows.push(Row {
+            scenario: String::new(),
+            load: "memory_per_connection",
+            concurrency: None,
+            equal_load_rate: None,
+            offered_rps_median: None,
+            stack,
+            rounds,
+            rate_metric: "",
+            rate_rps_median: None,
+            rate_rps_min: None,
+            rate_rps_max: None,
+            p50_us_median: None,
+            p99_us_median: None,
+            p999_us_median: None,
+            vs_first_ratio: None,
+            vs_first_low: None,
+            vs_first_high: None,
+            standing: "",
+            reason: None,
+            idle_connections: None,
+            server_peak_rss_bytes_median: None,
+            memory_per_connection_kib: estimate.map(|e| e.mean / 1024.0),
+            memory_per_connection_kib_low: estimate.map(|e| e.low / 1024.0),
+            memory_per_connection_kib_high: estimate.map(|e| e.high / 1024.0),
+        });
     }
     rows
 }
@@ -127,6 +169,13 @@ fn row(
         vs_first_high: vs_first.map(|c| c.high),
         standing,
         reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+        idle_connections: None,
+        server_peak_rss_bytes_median: median(
+            cells.by_round(|c| c.server_peak_rss_bytes.map(|b| b as f64)),
+        ),
+        memory_per_connection_kib: None,
+        memory_per_connection_kib_low: None,
+        memory_per_connection_kib_high: None,
     }
 }
 

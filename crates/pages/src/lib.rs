@@ -13,6 +13,7 @@
 
 mod axes;
 pub mod compare;
+mod connections;
 pub(crate) mod dataset;
 mod deployment;
 mod efficiency;
@@ -99,6 +100,7 @@ struct Page {
     cpu_bound: Option<efficiency::CpuBound>,
     axes: Vec<axes::AxisTable>,
     deployment: Option<deployment::Deployment>,
+    connections: Option<connections::Connections>,
     integrity: integrity::Integrity,
     postgres: Vec<postgres::PostgresRow>,
     postgres_concurrency: u32,
@@ -144,6 +146,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         cpu_bound: efficiency::cpu_bound(&dataset),
         axes: axes::tables(&dataset),
         deployment: deployment::section(&dataset),
+        connections: connections::section(&dataset),
         integrity: integrity::integrity(&dataset),
         postgres: postgres::rows(&dataset),
         postgres_concurrency: dataset.concurrency.iter().copied().max().unwrap_or(0),

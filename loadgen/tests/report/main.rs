@@ -2,6 +2,7 @@
 //! (short) run: five stacks, three scenarios, concurrency 8 and 16, three rounds per cell.
 
 mod compare;
+mod connections;
 mod equal_load;
 mod exports;
 mod looks;
