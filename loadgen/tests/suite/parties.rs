@@ -185,6 +185,60 @@ fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_an
 }
 
 #[test]
+fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_its_page_has_the_slope()
+ {
+    // scripts/connections-study.sh --tiny: axum-serde-sqlx at 0, 100 and 300 idle
+    // connections, bookById and checkoutCreate at c=8, 2 rounds.
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/connections-study.sh");
+    let output = std::process::Command::new(&script)
+        .arg("--tiny")
+        .env("BIN_DIR", bin_dir())
+        .env("OUTPUT", &output_file)
+        .env("PAGE", &page_file)
+        .output()
+        .expect("run scripts/connections-study.sh");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "connections-study.sh failed:\n{said}");
+    let results = RunResults::read(&output_file).unwrap();
+    let parties: Vec<(&str, Option<u64>)> =
+        results.stacks.iter().map(|s| (s.name.as_str(), s.idle_connections)).collect();
+    assert_eq!(
+        parties,
+        [
+            ("axum-serde-sqlx", None),
+            ("axum-serde-sqlx.idle100", Some(100)),
+            ("axum-serde-sqlx.idle300", Some(300))
+        ]
+    );
+    for stack in &results.stacks {
+        assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
+        for cell in &stack.cells {
+            // Every window held what it asked for, and its sampled answers and its write
+            // audit passed with them open.
+            let held = cell.idle.map(|i| (i.held, i.refused, i.dropped));
+            assert_eq!(held, stack.idle_connections.map(|n| (n, 0, 0)), "{}", stack.name);
+            assert!(cell.problems.is_empty(), "{}: {:?}", stack.name, cell.problems);
+            if cell.scenario == "checkoutCreate" {
+                assert!(cell.audit.as_ref().is_some_and(|a| a.passed), "{}", stack.name);
+            }
+            if let Some(idle) = cell.idle {
+                // The server holds a descriptor per connection beside its pool's.
+                assert!(idle.server_fds.unwrap() >= idle.held, "{idle:?}");
+            }
+        }
+    }
+    let page = std::fs::read_to_string(&page_file).unwrap();
+    let slopes = page.split("data-connections=\"slopes\"").nth(1).expect("the slopes table");
+    let table = slopes.split("</table>").next().unwrap();
+    assert!(table.contains("<td>0, 100, 300</td>"), "{table}");
+    assert!(page.contains("data-connections-load=\"checkoutCreate:8\""));
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+#[test]
 fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_results_record_it() {
     let _serial = serial();
     let allowed = cpus_allowed(std::process::id()).unwrap();
