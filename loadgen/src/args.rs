@@ -346,6 +346,15 @@ pub(crate) struct HttpArgs {
     /// then go to standard error).
     #[arg(long)]
     pub(crate) json: Option<PathBuf>,
+    /// Find the URL's capacity under this latency objective, `pNN=DURATION` (repeatable,
+    /// e.g. `--slo p99=10ms`): open-loop windows of -z (default 2s) on a rate ladder from
+    /// --rate, or from half the closed-loop rate of a first window, printing each rung.
+    #[arg(long, value_parser = loadgen::capacity::Objective::parse, conflicts_with = "requests")]
+    pub(crate) slo: Vec<loadgen::capacity::Objective>,
+    /// With --slo: search this many times, for the capacity's interval.
+    #[arg(long, default_value_t = 1, requires = "slo",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) repeat: u32,
 }
 
 pub(crate) fn parse_provider(name: &str) -> Result<bookstore_fixture::Provider, String> {

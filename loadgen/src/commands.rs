@@ -175,7 +175,11 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         let documents = args
             .from
             .iter()
-            .map(|path| bookstore_record::faults::FaultsResults::read(path))
+            .map(|path| {
+                let mut document = bookstore_record::faults::FaultsResults::read(path)?;
+                bookstore_faults::soak::judge_all(&mut document);
+                Ok(document)
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let text = match args.format {
             FaultsFormat::Html => report::render(&documents)?,
@@ -377,9 +381,12 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     // `-n`: every request counted, none before the window, as oha and wrk do.
     let (warmup, duration) = match args.requests {
         Some(_) => (Duration::ZERO, args.duration.unwrap_or(HTTP_COUNTED_WINDOW_MAX)),
+        None if !args.slo.is_empty() => {
+            (args.warmup, args.duration.unwrap_or(loadgen::capacity::DEFAULT_STEP))
+        }
         None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
     };
-    let url = args.url.or(args.url_flag).expect("clap requires one");
+    let url = args.url.clone().or(args.url_flag.clone()).expect("clap requires one");
     let stop = bookstore_console::signal::stop_on_signal(
         "loadgen",
         "ending the window now and printing what was measured",
@@ -397,6 +404,9 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         settle: None,
         requests: args.requests,
     };
+    if !args.slo.is_empty() {
+        return http_capacity(&args, &url, &target, &plan);
+    }
     let cell = loadgen::http::measure(&url, &target, &plan, args.validate_every)?;
     // With the JSON on standard output, the lines for people go to standard error.
     let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
@@ -488,6 +498,117 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
     Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
+
+/// `loadgen http URL --slo …`: the capacity search of each objective, `--repeat` times,
+/// each rung printed as it is measured.
+fn http_capacity(
+    args: &HttpArgs,
+    url: &str,
+    target: &loadgen::http::Target,
+    plan: &LoadPlan,
+) -> anyhow::Result<u8> {
+    use loadgen::capacity::{self, Capacity, Step};
+    let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    let say = |line: String| {
+        if json_to_stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    let label = |us: Option<u64>| {
+        us.map_or("–".into(), |us| bookstore_document::latency_label(us as f64))
+    };
+    let first_rps = match plan.rate_rps {
+        Some(rate) => rate,
+        None => {
+            let probe = LoadPlan { rate_rps: None, ..plan.clone() };
+            let cell = loadgen::http::measure(url, target, &probe, args.validate_every)?;
+            say(format!(
+                "closed loop, {} connections: {:.0} ok/s; the ladder starts at half that",
+                plan.connections, cell.goodput_rps
+            ));
+            cell.goodput_rps / 2.0
+        }
+    };
+    let interrupted = || plan.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let mut documents = Vec::new();
+    for objective in &args.slo {
+        let mut searches = Vec::new();
+        for round in 1..=args.repeat {
+            say(format!("{}, search {round} of {}:", objective.label(), args.repeat));
+            say(format!(
+                "{:>10} {:>8} {:>8} {:>9} {:>9}  verdict",
+                "rate/s", "due", "in time", "p50", "at SLO"
+            ));
+            let found = capacity::search(first_rps, |rate| {
+                if interrupted() {
+                    anyhow::bail!("interrupted");
+                }
+                let window = LoadPlan { rate_rps: Some(rate), ..plan.clone() };
+                let cell = loadgen::http::measure(url, target, &window, args.validate_every)?;
+                let step = Step::judge(&cell, rate, *objective)?;
+                say(format!(
+                    "{:>10.0} {:>8} {:>7.1}% {:>9} {:>9}  {}",
+                    step.rate_rps,
+                    step.due,
+                    step.in_time_share * 100.0,
+                    label(step.p50_us),
+                    label(step.at_objective_us),
+                    step.missed_because.as_deref().unwrap_or("met")
+                ));
+                Ok(step)
+            });
+            let found = match found {
+                Ok(found) => found,
+                Err(_) if interrupted() => return Ok(bookstore_record::outcome::EXIT_INTERRUPTED),
+                Err(error) => return Err(error),
+            };
+            say(match found.capacity {
+                Capacity::Met { rate_rps, .. } => {
+                    format!("capacity at {}: {rate_rps:.0} req/s", objective.label())
+                }
+                Capacity::NotMet { lowest_tried_rps } => format!(
+                    "objective {} not met at ≥ {lowest_tried_rps:.0} req/s (the lowest rate tried)",
+                    objective.label()
+                ),
+            });
+            searches.push(found);
+        }
+        let interval = capacity::interval(&searches);
+        if let Some((mean, low, high)) = interval {
+            say(format!(
+                "capacity at {} over {} searches: {mean:.0} req/s [{low:.0}–{high:.0}] (geometric mean, Student's 95% interval)",
+                objective.label(),
+                searches.len()
+            ));
+        }
+        documents.push(serde_json::json!({
+            "objective": objective,
+            "label": objective.label(),
+            "searches": searches,
+            "capacity_rps": interval.map(|i| i.0),
+            "capacity_low_rps": interval.map(|i| i.1),
+            "capacity_high_rps": interval.map(|i| i.2),
+        }));
+    }
+    if let Some(path) = &args.json {
+        let document = serde_json::json!({
+            "schema": HTTP_CAPACITY_SCHEMA,
+            "schema_version": 1,
+            "url": url,
+            "step_seconds": plan.duration.as_secs_f64(),
+            "connections_cap": plan.connections,
+            "objectives": documents,
+        });
+        let text = serde_json::to_string_pretty(&document)? + "\n";
+        write_output(path, &text)?;
+    }
+    Ok(0)
+}
+
+/// Identifies the document `loadgen http --slo … --json` writes.
+const HTTP_CAPACITY_SCHEMA: &str = "bookstore-bench/http-capacity";
 
 /// Descriptors beyond the idle connections themselves: the measured load's connections
 /// (at most the suite's 256), the pool's, the logs and the runtime's own.

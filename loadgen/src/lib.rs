@@ -5,7 +5,8 @@
 //! results documents), [`bookstore_harness`] (servers and databases), [`bookstore_suite`]
 //! (`loadgen suite`), [`bookstore_faults`] (`loadgen faults`) and [`bookstore_pages`]
 //! (every page and export). This library holds the one command small enough to live here:
-//! [`http`], `loadgen http URL`. `loadgen --help` lists the commands; the README shows the
-//! main one.
+//! [`http`], `loadgen http URL`, and its [`capacity`] search (`--slo`). `loadgen --help`
+//! lists the commands; the README shows the main one.
 
+pub mod capacity;
 pub mod http;

@@ -463,8 +463,7 @@ impl Stage<'_> {
         let stored: Vec<u128> = stored.iter().filter_map(|id| record::parse_uuid(id)).collect();
         let audit =
             audit::judge(&recorded.acknowledged, &stored, tally.in_doubt_checkouts, &facts, drain);
-        let (rss_growth_percent, fd_growth) = soak::growth(&samples);
-        Ok(SoakRecord {
+        let mut record = SoakRecord {
             seconds,
             requests: tally.requests,
             successes: tally.successes,
@@ -472,10 +471,13 @@ impl Stage<'_> {
             failure_examples: tally.failure_examples,
             p99_ms_per_10s: soak::p99_per_span(&recorded.events, seconds),
             samples,
-            rss_growth_percent,
-            fd_growth,
-            flags: soak::flags(rss_growth_percent, fd_growth),
+            rss_growth_percent: None,
+            rss_growth_late_percent: None,
+            fd_growth: None,
+            flags: Vec::new(),
             audit,
-        })
+        };
+        soak::judge(&mut record);
+        Ok(record)
     }
 }

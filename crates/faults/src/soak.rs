@@ -50,43 +50,89 @@ pub fn sample(
     })
 }
 
-/// Resident memory growth, % (medians), and descriptor growth (highest values), from the
-/// baseline at [`BASELINE_AT`] to the end; `None` when the soak did not run a minute past
-/// the baseline's samples.
-pub fn growth(samples: &[SoakSample]) -> (Option<f64>, Option<i64>) {
+/// What a soak's samples say of its growth after the first minute.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Growth {
+    /// Resident memory, from the baseline at [`BASELINE_AT`] to the end, % (medians of 10
+    /// samples each).
+    pub rss_percent: f64,
+    /// Resident memory over the second half of that span alone, %: near 0 for a level that
+    /// has settled, about half of `rss_percent` for one that grows at a constant rate.
+    pub rss_late_percent: f64,
+    /// Open descriptors at the end minus at the baseline (highest values).
+    pub fds: i64,
+}
+
+/// The growth of `samples`; `None` when the soak did not run a minute past the baseline's
+/// samples.
+pub fn growth(samples: &[SoakSample]) -> Option<Growth> {
     let baseline_s = BASELINE_AT.as_secs_f64();
-    let baseline: Vec<&SoakSample> =
-        samples.iter().filter(|s| s.at_s >= baseline_s).take(SAMPLES_PER_READING).collect();
-    let end = &samples[samples.len().saturating_sub(SAMPLES_PER_READING)..];
+    let from = |at_s: f64| -> Vec<&SoakSample> {
+        samples.iter().filter(|s| s.at_s >= at_s).take(SAMPLES_PER_READING).collect()
+    };
+    let baseline = from(baseline_s);
+    let end: Vec<&SoakSample> =
+        samples[samples.len().saturating_sub(SAMPLES_PER_READING)..].iter().collect();
     let long_enough = baseline.len() == SAMPLES_PER_READING
         && end.first().is_some_and(|s| s.at_s >= 2.0 * baseline_s);
     if !long_enough {
-        return (None, None);
+        return None;
     }
-    let median_rss = |samples: &mut dyn Iterator<Item = u64>| {
-        let mut values: Vec<u64> = samples.collect();
+    let middle = from((baseline_s + end[0].at_s) / 2.0);
+    let median_rss = |samples: &[&SoakSample]| {
+        let mut values: Vec<u64> = samples.iter().map(|s| s.rss_bytes).collect();
         values.sort_unstable();
         values[values.len() / 2] as f64
     };
-    let before = median_rss(&mut baseline.iter().map(|s| s.rss_bytes));
-    let after = median_rss(&mut end.iter().map(|s| s.rss_bytes));
+    let (before, middle, after) = (median_rss(&baseline), median_rss(&middle), median_rss(&end));
     let fds_before = baseline.iter().map(|s| s.open_fds).max().unwrap_or(0);
     let fds_after = end.iter().map(|s| s.open_fds).max().unwrap_or(0);
-    (Some((after / before - 1.0) * 100.0), Some(fds_after as i64 - fds_before as i64))
+    Some(Growth {
+        rss_percent: (after / before - 1.0) * 100.0,
+        rss_late_percent: (after / middle - 1.0) * 100.0,
+        fds: fds_after as i64 - fds_before as i64,
+    })
 }
 
+/// A memory growth above [`RSS_GROWTH_FLAG_PERCENT`] is flagged only while it is still
+/// going at the end: when its second half grew at least this share of the whole — a
+/// constant rate gives about half; a level that settles, near nothing.
+pub const RSS_STILL_GROWING_SHARE: f64 = 0.25;
+
 /// Why a soak with this growth is flagged.
-pub fn flags(rss_growth_percent: Option<f64>, fd_growth: Option<i64>) -> Vec<String> {
+pub fn flags(growth: Option<Growth>) -> Vec<String> {
+    let Some(growth) = growth else { return Vec::new() };
     let mut flags = Vec::new();
-    if let Some(growth) = rss_growth_percent.filter(|g| *g > RSS_GROWTH_FLAG_PERCENT) {
+    let Growth { rss_percent, rss_late_percent, fds } = growth;
+    if rss_percent > RSS_GROWTH_FLAG_PERCENT
+        && rss_late_percent >= RSS_STILL_GROWING_SHARE * rss_percent
+    {
         flags.push(format!(
-            "resident memory grew {growth:.1}% after the first minute (more than {RSS_GROWTH_FLAG_PERCENT}%)"
+            "resident memory grew {rss_percent:.1}% after the first minute (more than {RSS_GROWTH_FLAG_PERCENT}%), {rss_late_percent:.1}% of it in the second half: still growing"
         ));
     }
-    if let Some(growth) = fd_growth.filter(|g| *g > 0) {
-        flags.push(format!("open file descriptors grew by {growth} after the first minute"));
+    if fds > 0 {
+        flags.push(format!("open file descriptors grew by {fds} after the first minute"));
     }
     flags
+}
+
+/// Sets `record`'s growth and flags from its samples by the rule above: what a soak
+/// records, and what `loadgen faults --from` reads an older file's soak as (its stored
+/// figures are those of the rule of its day; the samples are what was measured).
+pub fn judge(record: &mut bookstore_record::faults::SoakRecord) {
+    let growth = growth(&record.samples);
+    record.rss_growth_percent = growth.map(|g| g.rss_percent);
+    record.rss_growth_late_percent = growth.map(|g| g.rss_late_percent);
+    record.fd_growth = growth.map(|g| g.fds);
+    record.flags = flags(growth);
+}
+
+/// Every soak of `results` judged again from its samples ([`judge`]).
+pub fn judge_all(results: &mut bookstore_record::faults::FaultsResults) {
+    for soak in results.stacks.iter_mut().filter_map(|s| s.soak.as_mut()) {
+        judge(soak);
+    }
 }
 
 /// p99 of the successes ending in each [`P99_SPAN`] of `seconds`, ms.
@@ -134,29 +180,45 @@ mod tests {
     fn steady_memory_after_a_warm_first_minute_is_not_flagged() {
         // Grows 50% in the first minute, then holds.
         let steady = samples(600, |at| if at < 60 { 100 + at } else { 160 }, |_| 300);
-        let (rss, fds) = growth(&steady);
-        assert_eq!((rss, fds), (Some(0.0), Some(0)));
-        assert!(flags(rss, fds).is_empty());
+        let held = growth(&steady).unwrap();
+        assert_eq!((held.rss_percent, held.rss_late_percent, held.fds), (0.0, 0.0, 0));
+        assert!(flags(Some(held)).is_empty());
     }
 
     #[test]
     fn memory_that_keeps_growing_and_descriptors_that_leak_are_flagged() {
         let leaking = samples(600, |at| 1_000 + at, |at| 300 + at / 100);
-        let (rss, fds) = growth(&leaking);
-        let rss = rss.unwrap();
-        assert!((rss - 49.8).abs() < 0.1, "medians 1065 → 1595: {rss}");
-        assert_eq!(fds, Some(305 - 300));
-        let flags = flags(Some(rss), fds);
+        let grown = growth(&leaking).unwrap();
+        assert!((grown.rss_percent - 49.8).abs() < 0.1, "medians 1065 → 1595: {grown:?}");
+        assert!((grown.rss_late_percent - 19.9).abs() < 0.1, "1330 → 1595: {grown:?}");
+        assert_eq!(grown.fds, 305 - 300);
+        let flags = flags(Some(grown));
         assert_eq!(flags.len(), 2, "{flags:?}");
-        assert!(flags[0].contains("resident memory grew 49."), "{flags:?}");
+        assert!(
+            flags[0].contains("resident memory grew 49.") && flags[0].contains("still growing")
+        );
+    }
+
+    #[test]
+    fn memory_that_grows_and_levels_off_is_told_from_memory_still_growing() {
+        // +20% over the first four minutes after the baseline, then flat: a plateau.
+        let settling =
+            samples(1_800, |at| 1_000 + (at.saturating_sub(60)).min(240) * 200 / 240, |_| 300);
+        let settled = growth(&settling).unwrap();
+        assert!((settled.rss_percent - 19.8).abs() < 0.5, "{settled:?}");
+        assert_eq!(settled.rss_late_percent, 0.0, "{settled:?}");
+        assert!(flags(Some(settled)).is_empty(), "levelled off: not flagged");
+        // The same +20% spread evenly over the half hour: still growing at the end.
+        let steady_rate = samples(1_800, |at| 1_000 + at.saturating_sub(60) * 200 / 1_740, |_| 300);
+        assert_eq!(flags(growth(&steady_rate)).len(), 1);
     }
 
     #[test]
     fn a_soak_too_short_for_a_baseline_and_an_end_judges_no_growth() {
-        assert_eq!(growth(&samples(90, |at| at, |_| 1)), (None, None));
-        assert_eq!(growth(&[]), (None, None));
-        assert_eq!(growth(&samples(129, |_| 1, |_| 1)), (None, None), "ends 9 s short");
-        assert!(growth(&samples(130, |_| 1, |_| 1)).0.is_some(), "a minute past the baseline");
+        assert_eq!(growth(&samples(90, |at| at, |_| 1)), None);
+        assert_eq!(growth(&[]), None);
+        assert_eq!(growth(&samples(129, |_| 1, |_| 1)), None, "ends 9 s short");
+        assert!(growth(&samples(130, |_| 1, |_| 1)).is_some(), "a minute past the baseline");
     }
 
     #[test]

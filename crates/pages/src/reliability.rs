@@ -95,8 +95,11 @@ fn soak_cell(soak: Option<&SoakRecord>) -> String {
     } else {
         format!("{:.0} s", soak.seconds)
     };
-    let growth = match (soak.rss_growth_percent, soak.fd_growth) {
-        (Some(rss), Some(fds)) => format!("RSS {rss:+.1}%, fds {fds:+}"),
+    let growth = match (soak.rss_growth_percent, soak.rss_growth_late_percent, soak.fd_growth) {
+        (Some(rss), Some(late), Some(fds)) => {
+            format!("RSS {rss:+.1}% ({late:+.1}% in the second half), fds {fds:+}")
+        }
+        (Some(rss), None, Some(fds)) => format!("RSS {rss:+.1}%, fds {fds:+}"),
         _ => "too short to judge growth".into(),
     };
     let mut cell = format!("{length}: {growth}");

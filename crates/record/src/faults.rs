@@ -216,6 +216,10 @@ pub struct SoakRecord {
     /// Resident memory growth from the second minute's start to the end, % (median of
     /// 10 samples each); `None` for a soak shorter than two minutes.
     pub rss_growth_percent: Option<f64>,
+    /// The same over the second half of that span alone, %: near 0 once the level settled,
+    /// about half of `rss_growth_percent` at a constant rate. Absent in files from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_growth_late_percent: Option<f64>,
     /// Open file descriptors at the end minus at the second minute's start (highest of 10
     /// samples each); `None` likewise.
     pub fd_growth: Option<i64>,
@@ -328,6 +332,7 @@ mod tests {
                     p99_ms_per_10s: vec![],
                     samples: vec![SoakSample { at_s: 0.0, rss_bytes: 0, open_fds: 0, threads: 0 }],
                     rss_growth_percent: None,
+                    rss_growth_late_percent: None,
                     fd_growth: None,
                     flags: vec![],
                     audit,
