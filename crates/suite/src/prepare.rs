@@ -96,12 +96,37 @@ impl Suite<'_> {
             // (a blocking pool's) inherit their creator's CPUs.
             self.place(Tier::Server, server.pid()).map_err(anyhow::Error::msg)?;
             self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
-            if !self.check_contract(index, server.addr(), "")? {
+            let idle_connections = variant.as_ref().and_then(|v| v.idle_connections);
+            // A party measured with idle connections is checked with them held, as its
+            // windows will run.
+            let held = match idle_connections {
+                Some(count) => {
+                    let (connections, held) =
+                        crate::window::hold_idle(server.addr(), count, Some(server.pid()))?;
+                    if held.refused > 0 {
+                        let why = format!(
+                            "refused {} of {count} idle connections (see its log and its open-files limit)",
+                            held.refused
+                        );
+                        self.stack_failed(index, StackStatus::Failed, why)?;
+                        continue;
+                    }
+                    Some(connections)
+                }
+                None => None,
+            };
+            let context = idle_connections
+                .map_or(String::new(), |n| format!("with {n} idle connections held, "));
+            if !self.check_contract(index, server.addr(), &context)? {
                 continue;
             }
-            self.progress
-                .note(&format!("{name}: ready in {} ms, contract check passed", ready.as_millis()));
-            let idle_connections = variant.as_ref().and_then(|v| v.idle_connections);
+            let with = idle_connections
+                .map_or(String::new(), |n| format!(" with {n} idle connections held"));
+            drop(held);
+            self.progress.note(&format!(
+                "{name}: ready in {} ms, contract check passed{with}",
+                ready.as_millis()
+            ));
             self.prepared.push(PreparedStack {
                 index,
                 database,

@@ -440,7 +440,7 @@ pub(crate) const IDLE_PING_EVERY: Duration = Duration::from_secs(5);
 const IDLE_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Opens `count` idle connections to `addr` and reads the server (`pid`) with them open.
-fn hold_idle(
+pub(crate) fn hold_idle(
     addr: std::net::SocketAddr,
     count: u64,
     pid: Option<u32>,

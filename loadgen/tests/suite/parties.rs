@@ -202,6 +202,8 @@ fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_
         .expect("run scripts/connections-study.sh");
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "connections-study.sh failed:\n{said}");
+    // Each idle party passed its contract check with its connections held.
+    assert!(said.contains("contract check passed with 300 idle connections held"), "{said}");
     let results = RunResults::read(&output_file).unwrap();
     let parties: Vec<(&str, Option<u64>)> =
         results.stacks.iter().map(|s| (s.name.as_str(), s.idle_connections)).collect();
