@@ -66,8 +66,16 @@ impl Objective {
 
     /// "p99 ≤ 10 ms".
     pub fn label(&self) -> String {
-        let percentile = format!("{}", (self.quantile * 1000.0).round() / 10.0);
-        format!("p{percentile} ≤ {}", bookstore_document::latency_label(self.bound_us as f64))
+        format!(
+            "{} ≤ {}",
+            self.percentile(),
+            bookstore_document::latency_label(self.bound_us as f64)
+        )
+    }
+
+    /// "p99", "p99.9".
+    pub fn percentile(&self) -> String {
+        format!("p{}", (self.quantile * 1000.0).round() / 10.0)
     }
 }
 
@@ -119,7 +127,7 @@ impl Step {
                 None => Some("no success to time".into()),
                 Some(us) if us > objective.bound_us => Some(format!(
                     "{} was {}",
-                    objective.label().split(' ').next().unwrap_or("the percentile"),
+                    objective.percentile(),
                     bookstore_document::latency_label(us as f64)
                 )),
                 Some(_) => None,
@@ -263,7 +271,9 @@ mod tests {
     fn objectives_are_read_as_written_and_nonsense_is_refused() {
         let objective = Objective::parse("p99=10ms").unwrap();
         assert_eq!((objective.quantile, objective.bound_us), (0.99, 10_000));
-        assert!((Objective::parse("p99.9=50ms").unwrap().quantile - 0.999).abs() < 1e-12);
+        let tail = Objective::parse("p99.9=50ms").unwrap();
+        assert!((tail.quantile - 0.999).abs() < 1e-12);
+        assert_eq!(tail.percentile(), "p99.9");
         assert!(objective.label().starts_with("p99 ≤ "));
         for bad in ["99=10ms", "p99", "p100=1ms", "p99=0ms", "p99=soon"] {
             assert!(Objective::parse(bad).is_err(), "{bad}");

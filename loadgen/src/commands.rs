@@ -50,36 +50,14 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         taken.push(twin.label.clone());
         variants.push(twin);
     }
-    let mut latencies: Vec<Duration> =
-        args.db_latency.iter().copied().filter(|l| !l.is_zero()).collect();
-    latencies.sort();
-    latencies.dedup();
-    for latency in latencies {
-        for stack in &stacks {
-            let variant = bookstore_suite::Variant::with_db_latency(*stack, latency);
-            if taken.contains(&variant.label) {
-                anyhow::bail!("--db-latency: {} is already a stack or variant", variant.label);
-            }
-            taken.push(variant.label.clone());
-            variants.push(variant);
-        }
-    }
-    let mut counts: Vec<u64> = args.idle_connections.iter().copied().filter(|n| *n > 0).collect();
-    counts.sort_unstable();
-    counts.dedup();
-    for count in counts {
-        for stack in &stacks {
-            let variant = bookstore_suite::Variant::with_idle_connections(*stack, count);
-            if taken.contains(&variant.label) {
-                anyhow::bail!(
-                    "--idle-connections: {} is already a stack or variant",
-                    variant.label
-                );
-            }
-            taken.push(variant.label.clone());
-            variants.push(variant);
-        }
-    }
+    let latencies = args.db_latency.iter().copied().filter(|l| !l.is_zero());
+    add_per_stack("--db-latency", latencies, &stacks, &mut taken, &mut variants, |stack, l| {
+        bookstore_suite::Variant::with_db_latency(stack, l)
+    })?;
+    let counts = args.idle_connections.iter().copied().filter(|n| *n > 0);
+    add_per_stack("--idle-connections", counts, &stacks, &mut taken, &mut variants, |stack, n| {
+        bookstore_suite::Variant::with_idle_connections(stack, n)
+    })?;
     if let Some(most) = variants.iter().filter_map(|v| v.idle_connections).max() {
         // The client holds them and the server accepts them: each needs a descriptor per
         // connection beside its load's and its pool's.
@@ -633,6 +611,33 @@ fn twin_of<'s>(
     }
     let default = default && started_here && !variants.iter().any(|v| v.is_twin());
     Ok(stacks.first().filter(|_| default))
+}
+
+/// One variant of every stack for each distinct value of a per-stack flag (`--db-latency`,
+/// `--idle-connections`), in order of value; a label already taken is refused by `flag`'s
+/// name.
+fn add_per_stack<T: Ord + Copy>(
+    flag: &str,
+    values: impl Iterator<Item = T>,
+    stacks: &[bookstore_app::stacks::StackInfo],
+    taken: &mut Vec<String>,
+    variants: &mut Vec<bookstore_suite::Variant>,
+    variant: impl Fn(bookstore_app::stacks::StackInfo, T) -> bookstore_suite::Variant,
+) -> anyhow::Result<()> {
+    let mut values: Vec<T> = values.collect();
+    values.sort_unstable();
+    values.dedup();
+    for value in values {
+        for stack in stacks {
+            let variant = variant(*stack, value);
+            if taken.contains(&variant.label) {
+                anyhow::bail!("{flag}: {} is already a stack or variant", variant.label);
+            }
+            taken.push(variant.label.clone());
+            variants.push(variant);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -76,6 +76,9 @@ struct SlopeRow {
     levels: String,
     /// "12.3 [11.0–13.6]" KiB per connection, or "–".
     kib_per_connection: String,
+    /// Each round's slope, KiB, in round order: "15.9, 17.9, 19.2" (a trend over the rounds
+    /// is the allocator keeping the previous hold's memory; docs/connections.md).
+    kib_by_round: String,
     rounds: usize,
 }
 
@@ -114,27 +117,32 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Connections> {
     if ladders.is_empty() {
         return None;
     }
-    let mut per_round: Vec<(String, BTreeMap<RoundKey, f64>)> = Vec::new();
-    let mut slopes = Vec::new();
-    for ladder in &ladders {
-        let by_round = slopes_by_round(dataset, ladder);
-        let values: Vec<f64> = by_round.values().copied().collect();
-        let estimate = Estimate::of(&values, SLOPE_ALPHA);
-        slopes.push(SlopeRow {
-            stack: ladder.stack.clone(),
+    let measured = measure(dataset, &ladders);
+    let slopes = ladders
+        .iter()
+        .zip(&measured)
+        .map(|(ladder, slope)| SlopeRow {
+            stack: slope.stack.clone(),
             levels: ladder
                 .parties
                 .iter()
                 .map(|(_, n)| n.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            kib_per_connection: estimate.map_or("–".into(), |e| {
+            kib_per_connection: slope.estimate.map_or("–".into(), |e| {
                 format!("{:.1} [{:.1}–{:.1}]", e.mean / 1024.0, e.low / 1024.0, e.high / 1024.0)
             }),
-            rounds: values.len(),
-        });
-        per_round.push((ladder.stack.clone(), by_round));
-    }
+            kib_by_round: slope
+                .by_round
+                .values()
+                .map(|bytes| format!("{:.1}", bytes / 1024.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+            rounds: slope.by_round.len(),
+        })
+        .collect();
+    let per_round: Vec<(String, BTreeMap<RoundKey, f64>)> =
+        measured.into_iter().map(|slope| (slope.stack, slope.by_round)).collect();
     let group = Group::paired(&per_round);
     let slope_verdicts = group
         .pairs()
@@ -152,11 +160,28 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Connections> {
 /// Each stack with idle variants: its memory per connection, bytes (Student's interval over
 /// the rounds), and the rounds behind it — the exports' `memory_per_connection` rows.
 pub(crate) fn slopes(dataset: &Dataset<'_>) -> Vec<(String, Option<Estimate>, usize)> {
-    ladders(dataset)
+    measure(dataset, &ladders(dataset))
+        .into_iter()
+        .map(|slope| (slope.stack, slope.estimate, slope.by_round.len()))
+        .collect()
+}
+
+/// One stack's memory per connection: bytes per idle connection in each round, and their
+/// Student's interval.
+struct Slope {
+    stack: String,
+    by_round: BTreeMap<RoundKey, f64>,
+    estimate: Option<Estimate>,
+}
+
+fn measure(dataset: &Dataset<'_>, ladders: &[Ladder]) -> Vec<Slope> {
+    ladders
         .iter()
         .map(|ladder| {
-            let values: Vec<f64> = slopes_by_round(dataset, ladder).into_values().collect();
-            (ladder.stack.clone(), Estimate::of(&values, SLOPE_ALPHA), values.len())
+            let by_round = slopes_by_round(dataset, ladder);
+            let values: Vec<f64> = by_round.values().copied().collect();
+            let estimate = Estimate::of(&values, SLOPE_ALPHA);
+            Slope { stack: ladder.stack.clone(), by_round, estimate }
         })
         .collect()
 }

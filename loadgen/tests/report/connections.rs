@@ -60,6 +60,16 @@ fn each_stacks_memory_per_idle_connection_is_its_rss_slope_and_the_stacks_are_co
     };
     assert!((kib("axum-serde-sqlx") - 8.0).abs() < 0.2, "{section}");
     assert!((kib("actix-simd-sqlx") - 2.0).abs() < 0.1, "{section}");
+    // Each round's own slope beside the interval, as many as the rounds counted.
+    let row = section.split("axum-serde-sqlx 0, 1000, 10000 ").nth(1).unwrap();
+    let tokens: Vec<&str> = row.split("] ").nth(1).unwrap().split_whitespace().collect();
+    let per_round = 1 + tokens.iter().take_while(|t| t.ends_with(',')).count();
+    let rounds: usize = tokens[per_round].parse().unwrap();
+    assert!(rounds > 1 && per_round == rounds, "{row}");
+    for value in &tokens[..per_round] {
+        let value: f64 = value.trim_end_matches(',').parse().unwrap();
+        assert!((value - 8.0).abs() < 0.5, "{row}");
+    }
     assert!(
         section.contains("actix-simd-sqlx's memory per connection ÷ axum-serde-sqlx's: 0.25")
             || section.contains("axum-serde-sqlx's memory per connection ÷ actix-simd-sqlx's: 4"),

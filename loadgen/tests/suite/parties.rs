@@ -132,19 +132,7 @@ fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_an
     // scripts/deployment-study.sh --tiny: pools 2 and 4, directly and 2 ms away, the async
     // stack and the blocking one with threads = pool and = 2 × pool, checkoutCreate.
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/deployment-study.sh");
-    let output = std::process::Command::new(&script)
-        .arg("--tiny")
-        .env("BIN_DIR", bin_dir())
-        .env("OUTPUT", &output_file)
-        .env("PAGE", &page_file)
-        .output()
-        .expect("run scripts/deployment-study.sh");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "deployment-study.sh failed:\n{said}");
-    let results = RunResults::read(&output_file).unwrap();
+    let (results, page, _) = tiny_study("deployment-study.sh");
     // 2 latencies × 2 pools × (async, blocking at pool, blocking at 2 × pool), each once.
     let parties: Vec<(&str, Option<u64>)> =
         results.stacks.iter().map(|s| (s.name.as_str(), s.db_latency_us)).collect();
@@ -163,7 +151,6 @@ fn the_deployment_study_grid_runs_end_to_end_and_its_page_answers_per_latency_an
         }
     }
     assert!(results.ceilings.db.iter().any(|c| c.db_latency_us == Some(2000)));
-    let page = std::fs::read_to_string(&page_file).unwrap();
     let section =
         page.split("data-deployment=\"checkoutCreate:8\"").nth(1).expect("the study's table");
     let table = section.split("</table>").next().unwrap();
@@ -190,21 +177,9 @@ fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_
     // scripts/connections-study.sh --tiny: axum-serde-sqlx at 0, 100 and 300 idle
     // connections, bookById and checkoutCreate at c=8, 2 rounds.
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/connections-study.sh");
-    let output = std::process::Command::new(&script)
-        .arg("--tiny")
-        .env("BIN_DIR", bin_dir())
-        .env("OUTPUT", &output_file)
-        .env("PAGE", &page_file)
-        .output()
-        .expect("run scripts/connections-study.sh");
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "connections-study.sh failed:\n{said}");
+    let (results, page, said) = tiny_study("connections-study.sh");
     // Each idle party passed its contract check with its connections held.
     assert!(said.contains("contract check passed with 300 idle connections held"), "{said}");
-    let results = RunResults::read(&output_file).unwrap();
     let parties: Vec<(&str, Option<u64>)> =
         results.stacks.iter().map(|s| (s.name.as_str(), s.idle_connections)).collect();
     assert_eq!(
@@ -232,12 +207,30 @@ fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_
             }
         }
     }
-    let page = std::fs::read_to_string(&page_file).unwrap();
     let slopes = page.split("data-connections=\"slopes\"").nth(1).expect("the slopes table");
     let table = slopes.split("</table>").next().unwrap();
     assert!(table.contains("<td>0, 100, 300</td>"), "{table}");
     assert!(page.contains("data-connections-load=\"checkoutCreate:8\""));
     assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
+/// Runs `scripts/<name> --tiny` with this build's binaries: its results, its page and what
+/// it said on stderr.
+fn tiny_study(name: &str) -> (RunResults, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts").join(name);
+    let output = std::process::Command::new(&script)
+        .arg("--tiny")
+        .env("BIN_DIR", bin_dir())
+        .env("OUTPUT", &output_file)
+        .env("PAGE", &page_file)
+        .output()
+        .unwrap_or_else(|e| panic!("run scripts/{name}: {e}"));
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{name} failed:\n{said}");
+    let results = RunResults::read(&output_file).unwrap();
+    (results, std::fs::read_to_string(&page_file).unwrap(), said)
 }
 
 #[test]
