@@ -103,12 +103,20 @@ pub(crate) struct SuiteArgs {
     /// goodput at the lowest concurrency (`0.7`, `70%`) or requests per second (`5000`).
     /// After each scenario's closed-loop rounds, every stack is offered each rate in an open
     /// loop (latency from the intended send time), in rounds like the closed loop's
-    /// [default: 0.7; with --quick, no fixed-load phase unless this asks for one].
+    /// [default: 0.7; with --slo, a ladder from 10% to 125%; with --quick and no --slo, no
+    /// fixed-load phase unless this asks for one].
     #[arg(long, value_delimiter = ',', value_parser = bookstore_record::results::Rate::parse)]
     pub(crate) rates: Option<Vec<bookstore_record::results::Rate>>,
     /// Skip the fixed-load phase.
     #[arg(long, conflicts_with = "rates")]
     pub(crate) no_equal_load: bool,
+    /// A latency objective, `pNN=DURATION` (`p99=10ms`), or one scenario's own
+    /// (`bookById:p99=5ms`); repeatable. The fixed-load phase then offers a rate ladder
+    /// (unless --rates names the rungs) and the pages show each party's capacity at each
+    /// objective, compared by the verdict method (docs/method.md, "Capacity at an objective").
+    #[arg(long, value_parser = bookstore_record::objective::ScopedObjective::parse,
+          conflicts_with = "no_equal_load")]
+    pub(crate) slo: Vec<bookstore_record::objective::ScopedObjective>,
     /// Poisson arrivals in the fixed-load phase instead of evenly spaced ones.
     #[arg(long, conflicts_with = "no_equal_load")]
     pub(crate) poisson: bool,

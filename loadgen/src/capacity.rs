@@ -16,12 +16,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use bookstore_record::results::Cell;
+pub use bookstore_record::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective, Step};
 
-/// The share of the requests due in a window that must be answered in time.
-pub const IN_TIME_SHARE: f64 = 0.99;
-/// The most of them that may fail.
-pub const ERROR_SHARE_MAX: f64 = 0.01;
 /// How much higher each rung of the climb is than the last.
 pub const CLIMB: f64 = 1.5;
 /// The search ends when the highest rate met and the lowest missed are this close (their
@@ -31,120 +27,6 @@ pub const PRECISION: f64 = 0.05;
 pub const MAX_STEPS: usize = 16;
 /// The lowest rate tried: below it a URL is "not met".
 pub const MIN_RATE_RPS: f64 = 1.0;
-
-/// A latency objective: the `quantile` of the successes within `bound` (`p99=10ms`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Objective {
-    /// 0.99 for `p99`.
-    pub quantile: f64,
-    /// The bound, µs.
-    #[serde(rename = "bound_us")]
-    pub bound_us: u64,
-}
-
-impl Objective {
-    /// `pNN=DURATION`, e.g. `p99=10ms`, `p50=2ms`, `p99.9=50ms`.
-    pub fn parse(spec: &str) -> Result<Self, String> {
-        let invalid = || format!("--slo {spec:?}: expected pNN=DURATION, e.g. p99=10ms");
-        let (percentile, bound) = spec.split_once('=').ok_or_else(invalid)?;
-        let percentile: f64 = percentile
-            .trim()
-            .strip_prefix('p')
-            .ok_or_else(invalid)?
-            .parse()
-            .map_err(|_| invalid())?;
-        if !(percentile > 0.0 && percentile < 100.0) {
-            return Err(format!("--slo {spec:?}: the percentile must be above 0 and below 100"));
-        }
-        let bound =
-            humantime::parse_duration(bound.trim()).map_err(|e| format!("--slo {spec:?}: {e}"))?;
-        if bound.is_zero() {
-            return Err(format!("--slo {spec:?}: the bound must be above zero"));
-        }
-        Ok(Self { quantile: percentile / 100.0, bound_us: bound.as_micros() as u64 })
-    }
-
-    /// "p99 ≤ 10 ms".
-    pub fn label(&self) -> String {
-        format!(
-            "{} ≤ {}",
-            self.percentile(),
-            bookstore_document::latency_label(self.bound_us as f64)
-        )
-    }
-
-    /// "p99", "p99.9".
-    pub fn percentile(&self) -> String {
-        format!("p{}", (self.quantile * 1000.0).round() / 10.0)
-    }
-}
-
-/// One window of a search.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Step {
-    /// Offered, requests per second.
-    pub rate_rps: f64,
-    /// Requests due in the window.
-    pub due: u64,
-    /// The share of them answered by the window's end and its grace.
-    pub in_time_share: f64,
-    /// Their errors, as a share of those due.
-    pub error_share: f64,
-    /// The successes' median, µs, timed from when each was due.
-    pub p50_us: Option<u64>,
-    /// Their latency at the objective's percentile, µs.
-    pub at_objective_us: Option<u64>,
-    /// The window met the objective.
-    pub met: bool,
-    /// Why it did not, when it did not.
-    pub missed_because: Option<String>,
-}
-
-impl Step {
-    /// `cell`, a window at `rate_rps`, judged against `objective`.
-    pub fn judge(cell: &Cell, rate_rps: f64, objective: Objective) -> anyhow::Result<Self> {
-        let latency = crate::http::ranked_histogram(cell)?;
-        let (due, in_time_share) =
-            cell.open_loop.as_ref().map_or((0, 0.0), |o| (o.due, o.achieved_fraction));
-        let error_share = if due > 0 { cell.counts.errors as f64 / due as f64 } else { 0.0 };
-        let p50_us = latency.as_ref().map(|h| h.value_at_quantile(0.5));
-        let at_objective_us = latency.as_ref().map(|h| h.value_at_quantile(objective.quantile));
-        let missed_because = if let Some(limited) = bookstore_record::warnings::client_limited(cell)
-        {
-            Some(format!("left out: {}", limited.message))
-        } else if due == 0 {
-            Some("nothing was due in the window".into())
-        } else if in_time_share < IN_TIME_SHARE {
-            Some(format!(
-                "{:.1}% of the requests due were answered in time (at least {:.0}% needed): saturated",
-                in_time_share * 100.0,
-                IN_TIME_SHARE * 100.0
-            ))
-        } else if error_share > ERROR_SHARE_MAX {
-            Some(format!("{:.1}% of the requests due failed", error_share * 100.0))
-        } else {
-            match at_objective_us {
-                None => Some("no success to time".into()),
-                Some(us) if us > objective.bound_us => Some(format!(
-                    "{} was {}",
-                    objective.percentile(),
-                    bookstore_document::latency_label(us as f64)
-                )),
-                Some(_) => None,
-            }
-        };
-        Ok(Self {
-            rate_rps,
-            due,
-            in_time_share,
-            error_share,
-            p50_us,
-            at_objective_us,
-            met: missed_because.is_none(),
-            missed_because,
-        })
-    }
-}
 
 /// What a search found.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -239,6 +121,7 @@ mod tests {
                 p50_us: Some(100),
                 at_objective_us: Some(if met { 1_000 } else { 50_000 }),
                 met,
+                left_out: false,
                 missed_because: (!met).then(|| "saturated".into()),
             })
         }
@@ -265,19 +148,6 @@ mod tests {
             matches!(found.capacity, Capacity::NotMet { lowest_tried_rps } if lowest_tried_rps < 2.0)
         );
         assert!(found.steps.iter().all(|s| !s.met));
-    }
-
-    #[test]
-    fn objectives_are_read_as_written_and_nonsense_is_refused() {
-        let objective = Objective::parse("p99=10ms").unwrap();
-        assert_eq!((objective.quantile, objective.bound_us), (0.99, 10_000));
-        let tail = Objective::parse("p99.9=50ms").unwrap();
-        assert!((tail.quantile - 0.999).abs() < 1e-12);
-        assert_eq!(tail.percentile(), "p99.9");
-        assert!(objective.label().starts_with("p99 ≤ "));
-        for bad in ["99=10ms", "p99", "p100=1ms", "p99=0ms", "p99=soon"] {
-            assert!(Objective::parse(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

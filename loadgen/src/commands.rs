@@ -117,7 +117,9 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
             args.rates,
             args.no_equal_load,
             args.quick,
+            !args.slo.is_empty(),
         ),
+        objectives: args.slo,
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         placement: args.cpus,
         command_line: std::env::args().collect(),
@@ -411,7 +413,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         cell.mean_in_flight,
         cell.cpu_seconds.client,
     ));
-    if let Some(latency) = loadgen::http::ranked_histogram(&cell)? {
+    if let Some(latency) = cell.ranked_histogram().map_err(anyhow::Error::msg)? {
         let from =
             if cell.open_loop.is_some() { "when each was due" } else { "when each was sent" };
         say(format!("latency of {} answers, timed from {from}:", latency.len()));
@@ -525,7 +527,7 @@ fn http_capacity(
                 }
                 let window = LoadPlan { rate_rps: Some(rate), ..plan.clone() };
                 let cell = loadgen::http::measure(url, target, &window, args.validate_every)?;
-                let step = Step::judge(&cell, rate, *objective)?;
+                let step = Step::judge(&cell, rate, *objective).map_err(anyhow::Error::msg)?;
                 say(format!(
                     "{:>10.0} {:>8} {:>7.1}% {:>9} {:>9}  {}",
                     step.rate_rps,

@@ -193,20 +193,6 @@ impl Workload for RawRequest {
     }
 }
 
-/// The latencies `cell` is ranked by (the refusals' for `checkoutSoldOut`), `None` when it
-/// has none.
-pub fn ranked_histogram(cell: &Cell) -> anyhow::Result<Option<Histogram<u64>>> {
-    let sold_out = cell.scenario == Scenario::CheckoutSoldOut.name();
-    let text = if sold_out && !cell.histogram_rejected.is_empty() {
-        &cell.histogram_rejected
-    } else {
-        &cell.histogram_ok
-    };
-    let histogram =
-        bookstore_record::results::decode_histogram(text).map_err(anyhow::Error::msg)?;
-    Ok((!histogram.is_empty()).then_some(histogram))
-}
-
 /// Percentiles shown by `loadgen http`, with their column titles.
 const PERCENTILES: [(&str, f64); 5] =
     [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];

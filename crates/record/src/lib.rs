@@ -6,6 +6,7 @@
 //! - [`warnings`]: reasons not to trust a number, with what to do; the gates that
 //!   disqualify a cell.
 //! - [`metric`]: which rate ranks a scenario's stacks.
+//! - [`objective`]: latency objectives, and the capacity a rate ladder shows under one.
 //! - [`outcome`]: what a finished run says to a script (its exit status).
 //! - [`merge`]: the shards of a run on several hosts as one run.
 //!
@@ -14,6 +15,7 @@
 pub mod faults;
 pub mod merge;
 pub mod metric;
+pub mod objective;
 pub mod outcome;
 pub mod results;
 mod units;

@@ -369,6 +369,7 @@ mod tests {
                 rates: vec![],
                 arrivals: None,
                 cpu_placement: vec![],
+                objectives: vec![],
             },
             ceilings: Default::default(),
             stacks: vec![StackResults {

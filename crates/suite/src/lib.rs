@@ -96,6 +96,9 @@ pub struct SuiteOptions {
     pub rates: Vec<Rate>,
     /// How the fixed-load phase's requests arrive.
     pub arrivals: Arrivals,
+    /// `--slo`: the latency objectives the fixed-load phase's rate ladder is judged by on
+    /// the pages (the capacity of each party at each); recorded, not acted on here.
+    pub objectives: Vec<bookstore_record::objective::ScopedObjective>,
     /// `--cpus`: the CPUs of each tier; `None`: every process anywhere.
     pub placement: Option<bookstore_harness::placement::Placement>,
     /// The command line, for the record.

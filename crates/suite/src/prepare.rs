@@ -370,6 +370,7 @@ pub(crate) fn new_results(
             rates: options.equal_load_rates().to_vec(),
             arrivals: (!options.equal_load_rates().is_empty()).then_some(options.arrivals),
             cpu_placement: Vec::new(),
+            objectives: options.objectives.clone(),
         },
         ceilings: Ceilings::default(),
         stacks: Vec::new(),

@@ -103,6 +103,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         db_ceiling_at_concurrency: false,
         rates: vec![],
         arrivals: bookstore_client::engine::Arrivals::Constant,
+        objectives: vec![],
         placement: None,
         command_line: vec!["test".into()],
     }

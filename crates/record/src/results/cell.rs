@@ -469,6 +469,20 @@ impl Cell {
         }
     }
 
+    /// The histogram [`Cell::ranked_latency`] summarises (the refusals' for
+    /// `checkoutSoldOut` when it has them), `None` when it holds no sample.
+    pub fn ranked_histogram(&self) -> Result<Option<Histogram<u64>>, String> {
+        let sold_out =
+            self.scenario == bookstore_client::scenario::Scenario::CheckoutSoldOut.name();
+        let text = if sold_out && !self.histogram_rejected.is_empty() {
+            &self.histogram_rejected
+        } else {
+            &self.histogram_ok
+        };
+        let histogram = decode_histogram(text)?;
+        Ok((!histogram.is_empty()).then_some(histogram))
+    }
+
     /// Requests the server completed during the whole cell (warm-up, window, drain).
     pub fn requests_total(&self) -> u64 {
         self.warmup_counts.total() + self.counts.total() + self.drained_counts.total()

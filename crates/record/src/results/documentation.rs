@@ -155,6 +155,10 @@ fn every_field_a_results_file_can_hold_is_documented() {
             rates: vec![Rate::Share(0.7), Rate::PerSecond(5000.0)],
             arrivals: Some(Arrivals::Constant),
             cpu_placement: vec![TierCpus { tier: String::new(), cpus: vec![0] }],
+            objectives: vec![crate::objective::ScopedObjective {
+                scenario: Some(String::new()),
+                objective: crate::objective::Objective { quantile: 0.99, bound_us: 1 },
+            }],
         },
         ceilings: Ceilings { http: vec![cell()], db: vec![cell()] },
         stacks: vec![StackResults {

@@ -34,8 +34,9 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// and backend waits per cell, 6 since the database latency relay, 7 since each cell's
 /// latency and server threads and the CPU placement (additions: older files read without
 /// them), 8 since the order of a round (`settings.schedule`; an older file reads as
-/// `rotated`, the order it ran in).
-pub const SCHEMA_VERSION: u32 = 9;
+/// `rotated`, the order it ran in), 9 since the sequential design, 10 since latency
+/// objectives (`settings.objectives`, an addition older files read without).
+pub const SCHEMA_VERSION: u32 = 10;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -160,6 +161,10 @@ pub struct Settings {
     /// pinning. Empty: no placement, every process on every CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_placement: Vec<TierCpus>,
+    /// `--slo`: the latency objectives the fixed-load phase's rate ladder is judged by
+    /// (`crate::objective`). Empty: none asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objectives: Vec<crate::objective::ScopedObjective>,
 }
 
 /// The CPUs one tier of the run was pinned to (`--cpus`).
@@ -187,19 +192,43 @@ impl Rate {
     /// The fixed-load phase's rate unless `--rates` says otherwise: 70% of the slowest.
     pub const DEFAULT: Rate = Rate::Share(0.7);
 
+    /// The rate ladder a suite with latency objectives (`--slo`) offers unless `--rates`
+    /// says otherwise: from a tenth of the slowest stack's saturated rate, where every stack
+    /// should meet an objective, to 1.25× it, past which the slowest cannot; a faster stack
+    /// that meets it even there is shown "at least" the top rate, not a number. Closer near
+    /// the 0.5–1 where the kept runs' p99 at 70% (3–70 ms) says the knees of 10 ms lie.
+    pub const CAPACITY_LADDER: [Rate; 8] = [
+        Rate::Share(0.1),
+        Rate::Share(0.2),
+        Rate::Share(0.35),
+        Rate::Share(0.5),
+        Rate::Share(0.65),
+        Rate::Share(0.8),
+        Rate::Share(1.0),
+        Rate::Share(1.25),
+    ];
+
     /// The rates a suite offers: none with `--no-equal-load`, those asked for, or else
-    /// [`Rate::DEFAULT`] — except in a `--quick` run, a first look whose fixed-load windows
+    /// [`Rate::CAPACITY_LADDER`] with latency `objectives`, or else [`Rate::DEFAULT`] —
+    /// except in a `--quick` run without objectives, a first look whose fixed-load windows
     /// would be too few and too short to compare (its phase costs about a fifth of it).
-    pub fn for_suite(asked: Option<Vec<Rate>>, no_equal_load: bool, quick: bool) -> Vec<Rate> {
+    pub fn for_suite(
+        asked: Option<Vec<Rate>>,
+        no_equal_load: bool,
+        quick: bool,
+        objectives: bool,
+    ) -> Vec<Rate> {
         match asked {
             _ if no_equal_load => Vec::new(),
             Some(rates) => rates,
+            None if objectives => Self::CAPACITY_LADDER.to_vec(),
             None if quick => Vec::new(),
             None => vec![Rate::DEFAULT],
         }
     }
 
-    /// `0.7` or `70%` (a share, at most 1), `5000` (requests per second, more than 1).
+    /// `0.7` or `70%` (a share; as a percentage it may pass 100%, `125%`), `5000`
+    /// (requests per second, more than 1).
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let bad = || {
@@ -216,8 +245,7 @@ impl Rate {
             return Err(bad());
         }
         Ok(match (percent, value) {
-            (true, v) if v <= 100.0 => Self::Share(v / 100.0),
-            (true, _) => return Err(bad()),
+            (true, v) => Self::Share(v / 100.0),
             (false, v) if v <= 1.0 => Self::Share(v),
             (false, v) => Self::PerSecond(v),
         })
@@ -357,22 +385,30 @@ mod tests {
     fn the_fixed_load_phase_runs_at_70_percent_unless_asked_otherwise_or_quick() {
         use super::Rate;
         let asked = vec![Rate::PerSecond(5000.0)];
-        assert_eq!(Rate::for_suite(None, false, false), [Rate::DEFAULT]);
-        assert_eq!(Rate::for_suite(None, false, true), [], "--quick: no phase");
-        assert_eq!(Rate::for_suite(Some(asked.clone()), false, true), asked, "--quick --rates");
-        assert_eq!(Rate::for_suite(Some(asked.clone()), false, false), asked);
-        assert_eq!(Rate::for_suite(None, true, false), []);
+        assert_eq!(Rate::for_suite(None, false, false, false), [Rate::DEFAULT]);
+        assert_eq!(Rate::for_suite(None, false, true, false), [], "--quick: no phase");
+        assert_eq!(
+            Rate::for_suite(Some(asked.clone()), false, true, false),
+            asked,
+            "--quick --rates"
+        );
+        assert_eq!(Rate::for_suite(Some(asked.clone()), false, false, false), asked);
+        assert_eq!(Rate::for_suite(None, true, false, false), []);
+        // --slo: the ladder, --quick or not; --rates still wins.
+        assert_eq!(Rate::for_suite(None, false, true, true), Rate::CAPACITY_LADDER);
+        assert_eq!(Rate::for_suite(Some(asked.clone()), false, false, true), asked);
     }
 
     use super::*;
 
     #[test]
-    fn rates_read_as_shares_up_to_one_and_as_requests_per_second_above() {
+    fn rates_read_as_shares_up_to_one_or_as_percentages_and_else_as_requests_per_second() {
         assert_eq!(Rate::parse("0.7"), Ok(Rate::Share(0.7)));
         assert_eq!(Rate::parse("70%"), Ok(Rate::Share(0.7)));
         assert_eq!(Rate::parse(" 1 "), Ok(Rate::Share(1.0)));
         assert_eq!(Rate::parse("5000"), Ok(Rate::PerSecond(5000.0)));
-        for bad in ["0", "-1", "150%", "fast", "", "nan", "inf"] {
+        assert_eq!(Rate::parse("125%"), Ok(Rate::Share(1.25)), "past the slowest, as a percentage");
+        for bad in ["0", "-1", "0%", "fast", "", "nan", "inf"] {
             assert!(Rate::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(Rate::Share(0.7).label(), "70% of the slowest");
