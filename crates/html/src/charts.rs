@@ -113,6 +113,30 @@ pub struct Series {
     pub points: String,
     /// Tooltip (SVG `<title>`).
     pub title: String,
+    /// Drawn dashed (a second measure of the same target, e.g. its median beside its p99).
+    pub dashed: bool,
+}
+
+/// A horizontal line across a plot, e.g. a latency objective.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Rule {
+    /// Its height, px.
+    pub y: f64,
+    /// What it marks, written at its right end.
+    pub label: String,
+}
+
+/// A point marked on a plot, e.g. a party's capacity on its objective.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Dot {
+    /// Position, px.
+    pub x: f64,
+    /// Position, px.
+    pub y: f64,
+    /// Its series' colour.
+    pub colour: String,
+    /// Tooltip.
+    pub title: String,
 }
 
 /// Lines over labelled axes.
@@ -136,6 +160,10 @@ pub struct LineChart {
     pub y_label: String,
     /// Title above the plot.
     pub title: String,
+    /// Horizontal lines across the plot.
+    pub rules: Vec<Rule>,
+    /// Points marked on it.
+    pub dots: Vec<Dot>,
 }
 
 /// A tiny line without axes (per-second throughput in a table cell).
@@ -391,21 +419,9 @@ pub fn latency_chart(title: &str, curves: &[(String, String, Vec<u64>)]) -> Line
     let x_max = percentile_position(CURVE_PERCENTILES[CURVE_PERCENTILES.len() - 1]);
     let x =
         |p: f64| plot.0 + (percentile_position(p) - x_min) / (x_max - x_min) * (plot.2 - plot.0);
-    let values = curves.iter().flat_map(|c| c.2.iter().copied()).filter(|v| *v > 0);
-    let (low, high) = values.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let decade_low = (low.max(1) as f64).log10().floor();
-    let decade_high = (high as f64).log10().ceil().max(decade_low + 1.0);
-    let y = |v: u64| {
-        plot.3
-            - ((v.max(1) as f64).log10() - decade_low) / (decade_high - decade_low)
-                * (plot.3 - plot.1)
-    };
-    let y_ticks = (decade_low as i32..=decade_high as i32)
-        .map(|d| {
-            let value = 10f64.powi(d);
-            Tick { at: y(value as u64), label: latency_label(value) }
-        })
-        .collect();
+    let axis = LatencyAxis::over(curves.iter().flat_map(|c| c.2.iter().copied()), plot);
+    let y = |v: u64| axis.y(v);
+    let y_ticks = axis.ticks();
     let x_ticks = CURVE_PERCENTILES
         .iter()
         .map(|&p| Tick { at: x(p), label: if p >= 100.0 { "max".into() } else { format!("{p}") } })
@@ -429,6 +445,7 @@ pub fn latency_chart(title: &str, curves: &[(String, String, Vec<u64>)]) -> Line
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            dashed: false,
         })
         .collect();
     LineChart {
@@ -441,6 +458,137 @@ pub fn latency_chart(title: &str, curves: &[(String, String, Vec<u64>)]) -> Line
         x_label: "percentile".into(),
         y_label: "latency (log)".into(),
         title: title.to_owned(),
+        rules: Vec::new(),
+        dots: Vec::new(),
+    }
+}
+
+/// A vertical latency axis in whole decades (log), spanning the values it is made over.
+struct LatencyAxis {
+    decade_low: f64,
+    decade_high: f64,
+    /// The plot's top and bottom, px.
+    top: f64,
+    bottom: f64,
+}
+
+impl LatencyAxis {
+    /// Over `values` (µs; zeros ignored), on `plot` (left, top, right, bottom).
+    fn over(values: impl Iterator<Item = u64>, plot: (f64, f64, f64, f64)) -> Self {
+        let (low, high) =
+            values.filter(|v| *v > 0).fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let decade_low = (low.max(1) as f64).log10().floor();
+        let decade_high = (high as f64).log10().ceil().max(decade_low + 1.0);
+        Self { decade_low, decade_high, top: plot.1, bottom: plot.3 }
+    }
+
+    fn y(&self, us: u64) -> f64 {
+        let share =
+            ((us.max(1) as f64).log10() - self.decade_low) / (self.decade_high - self.decade_low);
+        self.bottom - share * (self.bottom - self.top)
+    }
+
+    fn ticks(&self) -> Vec<Tick> {
+        (self.decade_low as i32..=self.decade_high as i32)
+            .map(|d| {
+                let value = 10f64.powi(d);
+                Tick { at: self.y(value as u64), label: latency_label(value) }
+            })
+            .collect()
+    }
+}
+
+/// One party's latency at each offered rate, for [`capacity_chart`].
+#[derive(Debug, Clone)]
+pub struct RateCurve {
+    /// Its colour.
+    pub colour: String,
+    /// Its name.
+    pub label: String,
+    /// (offered requests per second, p50 µs, latency at the objective's percentile µs), by
+    /// rate.
+    pub points: Vec<(f64, u64, u64)>,
+    /// Its capacity at the objective, requests per second, when one was found.
+    pub capacity_rps: Option<f64>,
+}
+
+/// Latency against offered rate (log latency), one solid line per party at the objective's
+/// `percentile` and a dashed one at p50, the objective `bound_us` as a line across, each
+/// party's capacity a dot on it.
+pub fn capacity_chart(
+    title: &str,
+    percentile: &str,
+    bound_us: u64,
+    curves: &[RateCurve],
+) -> LineChart {
+    let (width, height) = (460.0, 280.0);
+    let plot = (58.0, 24.0, width - 16.0, height - 42.0);
+    let highest = curves.iter().flat_map(|c| c.points.iter().map(|p| p.0)).fold(0.0, f64::max);
+    let step = nice_step(highest, 5);
+    let x_max = (highest / step).ceil().max(1.0) * step;
+    let x = |rate: f64| plot.0 + rate / x_max * (plot.2 - plot.0);
+    let latencies = curves.iter().flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2]));
+    let axis = LatencyAxis::over(latencies.chain([bound_us]), plot);
+    let x_ticks = (0..=(x_max / step).round() as usize)
+        .map(|i| i as f64 * step)
+        .map(|rate| Tick { at: x(rate), label: short_number(rate) })
+        .collect();
+    let line = |points: &[(f64, u64, u64)], pick: fn(&(f64, u64, u64)) -> u64| {
+        points
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.0), axis.y(pick(p))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let said = |points: &[(f64, u64, u64)], pick: fn(&(f64, u64, u64)) -> u64| {
+        points
+            .iter()
+            .map(|p| format!("{} req/s: {}", short_number(p.0), latency_label(pick(p) as f64)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut series = Vec::new();
+    for curve in curves {
+        series.push(Series {
+            colour: curve.colour.clone(),
+            points: line(&curve.points, |p| p.2),
+            title: format!("{} {percentile}: {}", curve.label, said(&curve.points, |p| p.2)),
+            dashed: false,
+        });
+        series.push(Series {
+            colour: curve.colour.clone(),
+            points: line(&curve.points, |p| p.1),
+            title: format!("{} p50: {}", curve.label, said(&curve.points, |p| p.1)),
+            dashed: true,
+        });
+    }
+    let dots = curves
+        .iter()
+        .filter_map(|c| {
+            let rate = c.capacity_rps?;
+            Some(Dot {
+                x: x(rate),
+                y: axis.y(bound_us),
+                colour: c.colour.clone(),
+                title: format!("{}: capacity {} req/s", c.label, short_number(rate)),
+            })
+        })
+        .collect();
+    LineChart {
+        width,
+        height,
+        plot,
+        x_ticks,
+        y_ticks: axis.ticks(),
+        series,
+        x_label: format!("offered (req/s); solid {percentile}, dashed p50"),
+        y_label: "latency (log)".into(),
+        title: title.to_owned(),
+        rules: vec![Rule {
+            y: axis.y(bound_us),
+            label: format!("{percentile} ≤ {}", latency_label(bound_us as f64)),
+        }],
+        dots,
     }
 }
 
@@ -553,6 +701,43 @@ mod tests {
             "higher latency is higher on the page: {ys:?}"
         );
         assert!(chart.y_ticks.iter().any(|t| t.label == "10 ms"));
+    }
+
+    #[test]
+    fn a_capacity_chart_puts_the_objective_across_and_each_capacity_on_it() {
+        let curve = |label: &str, capacity_rps| RateCurve {
+            colour: "#000".into(),
+            label: label.into(),
+            points: vec![(1_000.0, 300, 900), (4_000.0, 600, 4_000), (8_000.0, 2_000, 40_000)],
+            capacity_rps,
+        };
+        let chart = capacity_chart(
+            "bookById",
+            "p99",
+            10_000,
+            &[curve("a", Some(5_000.0)), curve("b", None)],
+        );
+        assert_eq!(chart.series.len(), 4, "a solid and a dashed line per party");
+        assert_eq!(chart.series.iter().filter(|s| s.dashed).count(), 2);
+        let rule = &chart.rules[0];
+        assert_eq!(rule.label, "p99 ≤ 10 ms");
+        assert!(chart.y_ticks.iter().any(|t| (t.at - rule.y).abs() < 1e-9), "on the 10 ms tick");
+        assert_eq!(chart.dots.len(), 1, "only a found capacity is marked");
+        let dot = &chart.dots[0];
+        assert_eq!(dot.y, rule.y);
+        let (left, right) = (chart.plot.0, chart.plot.2);
+        assert!(left < dot.x && dot.x < right);
+        // The ticks run from 0 past the highest rate offered, so every point lies inside.
+        assert_eq!(chart.x_ticks[0].label, "0");
+        let last: f64 = chart.series[0]
+            .points
+            .rsplit(' ')
+            .next()
+            .and_then(|p| p.split(',').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(last <= right + 1e-9, "{last} ≤ {right}");
     }
 
     #[test]

@@ -18,8 +18,9 @@ use bookstore_stats::{Comparison, Summary, digits};
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub scenario: String,
-    /// `saturation` (ranked by `rate_metric`, higher is better) or `equal_load` (ranked by
-    /// the p99, lower is better).
+    /// `saturation` (ranked by `rate_metric`, higher is better), `equal_load` (ranked by
+    /// the p99, lower is better), `capacity` (by the capacity at an objective, higher is
+    /// better) or `memory_per_connection`.
     pub load: &'static str,
     /// Connections at saturation.
     pub concurrency: Option<u32>,
@@ -60,6 +61,52 @@ pub struct Row {
     pub memory_per_connection_kib: Option<f64>,
     pub memory_per_connection_kib_low: Option<f64>,
     pub memory_per_connection_kib_high: Option<f64>,
+    /// A `capacity` row (`--slo`): the objective, its quantile (0.99 for p99) and bound, and
+    /// the party's capacity at it, median over the rounds whose ladder bracketed it (`_min`,
+    /// `_max`: their range); empty where it did not (`reason` says which bound it showed).
+    /// Its `vs_first_*` compare capacities, higher is better.
+    pub objective_quantile: Option<f64>,
+    pub objective_bound_us: Option<u64>,
+    pub capacity_rps_median: Option<f64>,
+    pub capacity_rps_min: Option<f64>,
+    pub capacity_rps_max: Option<f64>,
+}
+
+impl Row {
+    /// A row of `stack` with nothing measured yet.
+    fn blank(scenario: &str, load: &'static str, stack: String) -> Self {
+        Self {
+            scenario: scenario.to_owned(),
+            load,
+            concurrency: None,
+            equal_load_rate: None,
+            offered_rps_median: None,
+            stack,
+            rounds: 0,
+            rate_metric: "",
+            rate_rps_median: None,
+            rate_rps_min: None,
+            rate_rps_max: None,
+            p50_us_median: None,
+            p99_us_median: None,
+            p999_us_median: None,
+            vs_first_ratio: None,
+            vs_first_low: None,
+            vs_first_high: None,
+            standing: "",
+            reason: None,
+            idle_connections: None,
+            server_peak_rss_bytes_median: None,
+            memory_per_connection_kib: None,
+            memory_per_connection_kib_low: None,
+            memory_per_connection_kib_high: None,
+            objective_quantile: None,
+            objective_bound_us: None,
+            capacity_rps_median: None,
+            capacity_rps_min: None,
+            capacity_rps_max: None,
+        }
+    }
 }
 
 /// The rows of `runs`: per scenario, saturation by concurrency, then equal load by rate.
@@ -104,32 +151,39 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
             }
         }
     }
+    for capacity in super::capacity::families(&dataset) {
+        let family = &capacity.family;
+        for (index, standing, vs_first) in standings(family) {
+            let member = &family.members[index];
+            let summary = member.not_ranked.is_none().then_some(member.summary).flatten();
+            rows.push(Row {
+                rounds: capacity
+                    .parties
+                    .iter()
+                    .find(|p| p.party == member.name)
+                    .map_or(0, |p| p.rounds.len()),
+                objective_quantile: Some(capacity.objective.quantile),
+                objective_bound_us: Some(capacity.objective.bound_us),
+                capacity_rps_median: summary.map(|s| s.median),
+                capacity_rps_min: summary.map(|s| s.min),
+                capacity_rps_max: summary.map(|s| s.max),
+                vs_first_ratio: vs_first.map(|c| c.ratio),
+                vs_first_low: vs_first.map(|c| c.low),
+                vs_first_high: vs_first.map(|c| c.high),
+                standing,
+                reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
+                idle_connections: idle(&member.name),
+                ..Row::blank(&capacity.scenario, "capacity", member.name.clone())
+            });
+        }
+    }
     for (stack, estimate, rounds) in super::connections::slopes(&dataset) {
         rows.push(Row {
-            scenario: String::new(),
-            load: "memory_per_connection",
-            concurrency: None,
-            equal_load_rate: None,
-            offered_rps_median: None,
-            stack,
             rounds,
-            rate_metric: "",
-            rate_rps_median: None,
-            rate_rps_min: None,
-            rate_rps_max: None,
-            p50_us_median: None,
-            p99_us_median: None,
-            p999_us_median: None,
-            vs_first_ratio: None,
-            vs_first_low: None,
-            vs_first_high: None,
-            standing: "",
-            reason: None,
-            idle_connections: None,
-            server_peak_rss_bytes_median: None,
             memory_per_connection_kib: estimate.map(|e| e.mean / 1024.0),
             memory_per_connection_kib_low: estimate.map(|e| e.low / 1024.0),
             memory_per_connection_kib_high: estimate.map(|e| e.high / 1024.0),
+            ..Row::blank("", "memory_per_connection", stack)
         });
     }
     rows
@@ -150,12 +204,6 @@ fn row(
     let rate =
         Summary::of(&cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>());
     Row {
-        scenario: scenario.to_owned(),
-        load: "",
-        concurrency: None,
-        equal_load_rate: None,
-        offered_rps_median: None,
-        stack: member.name.clone(),
         rounds: cells.samples().count(),
         rate_metric: metric.name(),
         rate_rps_median: rate.map(|s| s.median),
@@ -169,13 +217,10 @@ fn row(
         vs_first_high: vs_first.map(|c| c.high),
         standing,
         reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
-        idle_connections: None,
         server_peak_rss_bytes_median: median(
             cells.by_round(|c| c.server_peak_rss_bytes.map(|b| b as f64)),
         ),
-        memory_per_connection_kib: None,
-        memory_per_connection_kib_low: None,
-        memory_per_connection_kib_high: None,
+        ..Row::blank(scenario, "", member.name.clone())
     }
 }
 
@@ -242,8 +287,8 @@ pub fn json(rows: &[Row]) -> anyhow::Result<String> {
 /// The name of [`json`]'s document.
 pub const EXPORT_SCHEMA: &str = "bookstore-bench/report-rows/1";
 
-/// The verdicts as Markdown: per concurrency, a table of the rates (scenarios × stacks), and
-/// per equal-load rate, a table of the p99s; the first of each row in bold with its value,
+/// The verdicts as Markdown: per concurrency, a table of the rates (scenarios × stacks), per
+/// equal-load rate, a table of the p99s, and per latency objective, one of the capacities; the first of each row in bold with its value,
 /// the others as their ratio to it with the interval.
 pub fn markdown(runs: &[RunResults]) -> String {
     let rows = rows(runs);
@@ -256,14 +301,27 @@ pub fn markdown(runs: &[RunResults]) -> String {
         ids.join(", "),
         dataset.rounds()
     );
+    let mut objectives: Vec<(f64, u64)> = Vec::new();
+    for row in &rows {
+        if let (Some(q), Some(bound)) = (row.objective_quantile, row.objective_bound_us)
+            && !objectives.contains(&(q, bound))
+        {
+            objectives.push((q, bound));
+        }
+    }
     let tables = dataset
         .concurrency
         .iter()
-        .map(|c| (format!("Rate at saturation, c = {c} (req/s)"), Some(*c), None))
+        .map(|c| (format!("Rate at saturation, c = {c} (req/s)"), Some(*c), None, None))
         .chain(dataset.equal_load_rates.iter().map(|r| {
-            (format!("p99 at equal load, {r} of the slowest stack's rate"), None, Some(r.clone()))
+            let title = format!("p99 at equal load, {r} of the slowest stack's rate");
+            (title, None, Some(r.clone()), None)
+        }))
+        .chain(objectives.iter().map(|&(quantile, bound_us)| {
+            let label = bookstore_record::objective::Objective { quantile, bound_us }.label();
+            (format!("Capacity at {label} (req/s)"), None, None, Some((quantile, bound_us)))
         }));
-    for (title, concurrency, rate) in tables {
+    for (title, concurrency, rate, objective) in tables {
         let _ = writeln!(out, "\n**{title}**\n");
         let _ = writeln!(out, "| scenario | {} |", dataset.stacks.join(" | "));
         let _ = writeln!(out, "|---|{}", "---|".repeat(dataset.stacks.len()));
@@ -278,6 +336,7 @@ pub fn markdown(runs: &[RunResults]) -> String {
                                 && &r.stack == stack
                                 && r.concurrency == concurrency
                                 && r.equal_load_rate == rate
+                                && r.objective_quantile.zip(r.objective_bound_us) == objective
                         })
                         .map_or("–".to_owned(), markdown_cell)
                 })
@@ -290,10 +349,10 @@ pub fn markdown(runs: &[RunResults]) -> String {
 
 /// One stack's cell of a Markdown table.
 fn markdown_cell(row: &Row) -> String {
-    let value = if row.load == "saturation" {
-        row.rate_rps_median.map(|v| format!("{v:.0}"))
-    } else {
-        row.p99_us_median.map(latency_label)
+    let value = match row.load {
+        "saturation" => row.rate_rps_median.map(|v| format!("{v:.0}")),
+        "capacity" => row.capacity_rps_median.map(|v| format!("{v:.0}")),
+        _ => row.p99_us_median.map(latency_label),
     };
     let comparison = match (row.vs_first_ratio, row.vs_first_low, row.vs_first_high) {
         (Some(ratio), Some(low), Some(high)) => Some((ratio, low, high)),
@@ -306,6 +365,13 @@ fn markdown_cell(row: &Row) -> String {
             if standing == "lead" { format!("≈ {interval}") } else { interval }
         }
         ("disqualified", _, _) => "disqualified".to_owned(),
+        // A capacity's bound, in its own words up to its rounds: "objective not met at ≥ …".
+        ("not_ranked", _, _) if row.load == "capacity" => row
+            .reason
+            .as_deref()
+            .and_then(|r| r.split(" (").next())
+            .unwrap_or("not ranked")
+            .to_owned(),
         ("not_ranked", _, _) => "not ranked".to_owned(),
         (_, Some(value), None) => value,
         (_, None, None) => "–".to_owned(),

@@ -31,6 +31,10 @@ struct Gates {
     saturation_percent: String,
     client_lag_floor: String,
     client_lag_percent: String,
+    /// A window meeting a latency objective: the share of its requests due answered in
+    /// time, and the most of them that may fail.
+    in_time_percent: String,
+    slo_error_percent: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -255,6 +259,8 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
                 warnings::CLIENT_LAG_FLOOR_US as f64,
             ),
             client_lag_percent: super::percent(warnings::CLIENT_LAG_SHARE),
+            in_time_percent: super::percent(bookstore_record::objective::IN_TIME_SHARE),
+            slo_error_percent: super::percent(bookstore_record::objective::ERROR_SHARE_MAX),
         },
     }
 }

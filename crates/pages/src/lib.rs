@@ -12,6 +12,7 @@
 //! from `verdicts`, one method for all of them.
 
 mod axes;
+mod capacity;
 pub mod compare;
 mod connections;
 pub(crate) mod dataset;
@@ -96,6 +97,7 @@ struct Page {
     scenarios: Vec<scenarios::ScenarioSection>,
     equal_load: Vec<equal_load::EqualLoadSection>,
     equal_load_note: String,
+    capacity: Vec<capacity::CapacityTable>,
     efficiency: Vec<efficiency::EfficiencyTable>,
     cpu_bound: Option<efficiency::CpuBound>,
     axes: Vec<axes::AxisTable>,
@@ -142,6 +144,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         scenarios: dataset.scenarios.iter().map(|s| scenarios::section(&dataset, s)).collect(),
         equal_load: equal_load::sections(&dataset),
         equal_load_note: equal_load::note(&dataset),
+        capacity: capacity::tables(&dataset),
         efficiency: dataset.scenarios.iter().map(|s| efficiency::table(&dataset, s)).collect(),
         cpu_bound: efficiency::cpu_bound(&dataset),
         axes: axes::tables(&dataset),

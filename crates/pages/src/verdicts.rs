@@ -42,6 +42,24 @@ pub(crate) struct Member {
 }
 
 impl Member {
+    /// `name` with a value per round, not ranked where `not_ranked` says why.
+    pub(crate) fn new(
+        dataset: &Dataset<'_>,
+        name: &str,
+        samples: BTreeMap<RoundKey, f64>,
+        not_ranked: Option<String>,
+    ) -> Self {
+        let summary = Summary::of(&samples.values().copied().collect::<Vec<_>>());
+        Self {
+            name: name.to_owned(),
+            disqualified: None,
+            not_ranked,
+            twin_of: dataset.twin_of(name),
+            samples,
+            summary,
+        }
+    }
+
     /// Whether it is ranked and compared with the family.
     pub(crate) fn qualified(&self) -> bool {
         self.comparable() && self.twin_of.is_none()
@@ -101,18 +119,21 @@ impl Family {
                 if cell.is_empty() {
                     return None;
                 }
-                let samples = cell.by_round(&value);
-                let summary = Summary::of(&samples.values().copied().collect::<Vec<_>>());
-                Some(Member {
-                    name: stack.clone(),
-                    disqualified: cell.disqualified(),
-                    not_ranked: not_ranked(cell),
-                    twin_of: dataset.twin_of(stack),
-                    samples,
-                    summary,
-                })
+                let member = Member::new(dataset, stack, cell.by_round(&value), not_ranked(cell));
+                Some(Member { disqualified: cell.disqualified(), ..member })
             })
             .collect();
+        Self::of_members(members, better, level, spread)
+    }
+
+    /// The family of `members`, judged at the level `level` gives its pairs, each pair's
+    /// interval from the `spread` named.
+    pub(crate) fn of_members(
+        members: Vec<Member>,
+        better: Better,
+        level: impl Fn(&[&[(f64, f64)]]) -> f64,
+        spread: Spread,
+    ) -> Self {
         let qualified: Vec<(String, BTreeMap<RoundKey, f64>)> = members
             .iter()
             .filter(|m| m.qualified())

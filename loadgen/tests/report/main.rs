@@ -1,6 +1,7 @@
 //! The summary page and `loadgen compare`, rendered from a checked-in results file of a real
 //! (short) run: five stacks, three scenarios, concurrency 8 and 16, three rounds per cell.
 
+mod capacity;
 mod compare;
 mod connections;
 mod equal_load;
