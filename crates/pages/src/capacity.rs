@@ -261,7 +261,9 @@ fn table(dataset: &Dataset<'_>, capacity: &CapacityFamily) -> CapacityTable {
             CapacityRow {
                 party: ladders.party.clone(),
                 colour: colour(dataset, &ladders.party),
+                // A number only where every round bracketed one.
                 capacity: member
+                    .filter(|m| m.not_ranked.is_none())
                     .and_then(|m| m.summary)
                     .map_or("–".into(), |s| super::rate_text(&s)),
                 ladders: ladders

@@ -214,6 +214,47 @@ fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
 
+#[test]
+fn the_capacity_study_walks_its_rate_ladder_in_every_round_and_its_page_has_the_capacities() {
+    // scripts/capacity-study.sh --tiny: axum-serde-sqlx and its twin, bookById at c=8, then
+    // the capacity ladder judged by p99=10ms, 2 rounds.
+    let _serial = serial();
+    let (results, page, _) = tiny_study("capacity-study.sh");
+    assert_eq!(results.settings.objectives.len(), 1);
+    assert_eq!(results.settings.rates, bookstore_record::results::Rate::CAPACITY_LADDER);
+    assert_eq!(results.stacks.len(), 2, "the stack and its twin");
+    for stack in &results.stacks {
+        assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
+        // Every rung in every round, each offered its share of the slowest.
+        assert_eq!(stack.equal_load.len(), 8 * 2, "{}", stack.name);
+        let mut shares: Vec<f64> = stack
+            .equal_load
+            .iter()
+            .filter(|c| c.round == 1)
+            .map(|c| c.open_loop.as_ref().unwrap().fraction_of_slowest.unwrap())
+            .collect();
+        shares.sort_by(f64::total_cmp);
+        assert_eq!(shares, [0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0, 1.25]);
+    }
+    let table = page
+        .split("data-capacity=\"bookById:p99 ≤ 10 ms\"")
+        .nth(1)
+        .expect("the capacity table")
+        .split("</table>")
+        .next()
+        .unwrap();
+    // Each party has a row: a capacity, or the bound its ladders showed — never nothing.
+    for party in ["axum-serde-sqlx", "twin"] {
+        let row = table.split("<tr>").find(|r| r.contains(party)).expect(party);
+        let capacity = row.split("</td>").nth(1).unwrap_or("");
+        let has_capacity = capacity.chars().any(|c| c.is_ascii_digit());
+        assert!(has_capacity != row.contains("not ranked: "), "{row}");
+        assert!(row.contains("met at") || row.contains("missed at"), "{row}");
+    }
+    assert!(page.contains("bookById: latency by offered rate"));
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
 /// Runs `scripts/<name> --tiny` with this build's binaries: its results, its page and what
 /// it said on stderr.
 fn tiny_study(name: &str) -> (RunResults, String, String) {
