@@ -14,7 +14,7 @@ use bookstore_stats::{Better, Summary};
 use serde::Serialize;
 
 use super::dataset::{Dataset, RoundKey};
-use super::verdicts::{Family, Member, Spread};
+use super::verdicts::{Family, Member, Spread, TwinCalls, twin_calls_in};
 use super::{ComparisonText, colour};
 use bookstore_html::charts::{self, LineChart, RateCurve};
 use bookstore_record::objective::{
@@ -334,7 +334,53 @@ fn table(dataset: &Dataset<'_>, capacity: &CapacityFamily) -> CapacityTable {
     }
 }
 
-/// The section's tables, one per scenario × objective.
-pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<CapacityTable> {
-    families(dataset).iter().map(|f| table(dataset, f)).collect()
+/// Every twin's calls against its stack over the capacity families: whether the method,
+/// on capacities, calls a difference where there is none.
+pub(crate) fn twin_calls(dataset: &Dataset<'_>, families: Vec<CapacityFamily>) -> Vec<TwinCalls> {
+    let labelled: Vec<(String, Family)> = families
+        .into_iter()
+        .map(|f| (format!("{} at {}", f.scenario, f.objective.label()), f.family))
+        .collect();
+    twin_calls_in(dataset, &labelled)
+}
+
+/// Section 4b: one table per scenario × objective, and the twins' calls over them.
+#[derive(Debug, Serialize)]
+pub(crate) struct CapacitySection {
+    tables: Vec<CapacityTable>,
+    twins: Vec<TwinLine>,
+}
+
+/// A twin's calls, and whether they are more than chance makes.
+#[derive(Debug, Serialize)]
+struct TwinLine {
+    #[serde(flatten)]
+    calls: TwinCalls,
+    /// As many calls or more would come by chance less than
+    /// [`bookstore_stats::FALSE_DISCOVERY_RATE`] of the time, were each family's false-call
+    /// rate that rate: the method is not calibrated for these capacities here.
+    beyond_chance: bool,
+}
+
+/// The section, when the runs had objectives.
+pub(crate) fn section(dataset: &Dataset<'_>) -> Option<CapacitySection> {
+    let families = families(dataset);
+    if families.is_empty() {
+        return None;
+    }
+    let tables = families.iter().map(|f| table(dataset, f)).collect();
+    let rate = bookstore_stats::FALSE_DISCOVERY_RATE;
+    let twins = twin_calls(dataset, families)
+        .into_iter()
+        .map(|calls| TwinLine {
+            beyond_chance: calls.called > 0
+                && bookstore_stats::chance_of_at_least(
+                    calls.called as u64,
+                    calls.compared as u64,
+                    rate,
+                ) < rate,
+            calls,
+        })
+        .collect();
+    Some(CapacitySection { tables, twins })
 }

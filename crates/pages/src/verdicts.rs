@@ -358,7 +358,10 @@ pub(crate) fn equal_load_families(dataset: &Dataset<'_>) -> Vec<(String, String,
 }
 
 /// Every twin's calls against its stack over `families`, each labelled.
-fn twin_calls_in(dataset: &Dataset<'_>, families: &[(String, Family)]) -> Vec<TwinCalls> {
+pub(crate) fn twin_calls_in(
+    dataset: &Dataset<'_>,
+    families: &[(String, Family)],
+) -> Vec<TwinCalls> {
     dataset
         .twins()
         .into_iter()

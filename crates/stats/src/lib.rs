@@ -68,6 +68,18 @@ pub fn t_critical(df: f64, alpha: f64) -> f64 {
     t_quantile(df, 1.0 - alpha / 2.0)
 }
 
+/// The chance that `hits` or more of `trials` independent trials succeed, each with
+/// probability `rate` (the binomial's upper tail): e.g. that `hits` of `trials` twin
+/// families are called different by chance alone, each at a false-call rate `rate`.
+pub fn chance_of_at_least(hits: u64, trials: u64, rate: f64) -> f64 {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    if hits == 0 {
+        return 1.0;
+    }
+    let binomial = Binomial::new(rate.clamp(0.0, 1.0), trials).expect("a rate in 0..=1: valid");
+    binomial.sf(hits - 1)
+}
+
 /// Student's t with `df` degrees of freedom (at least 1), or the standard normal for an
 /// infinite `df` (statrs's t quantile does not terminate there).
 fn distribution(df: f64) -> Box<dyn statrs::distribution::ContinuousCDF<f64, f64>> {
@@ -97,6 +109,15 @@ pub(crate) fn t_p_value(t: f64, df: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_chance_calls_in_six_are_rarer_than_one_in_twenty_and_one_is_not() {
+        // 1 − 0.95⁶ − 6 × 0.05 × 0.95⁵
+        assert!((chance_of_at_least(2, 6, 0.05) - 0.0328).abs() < 1e-4);
+        assert!((chance_of_at_least(1, 6, 0.05) - (1.0 - 0.95f64.powi(6))).abs() < 1e-12);
+        assert_eq!(chance_of_at_least(0, 6, 0.05), 1.0);
+        assert!(chance_of_at_least(7, 6, 0.05) < 1e-12);
+    }
 
     #[test]
     fn critical_values_match_the_tables() {

@@ -32,7 +32,11 @@ fn window(template: &Cell, round: u32, share: f64, p99_us: u64) -> Cell {
 /// windows a ladder whose p99 at share `s` in round `r` is `p99(stack, s, r)`, judged by
 /// `p99=10ms`.
 fn laddered(p99: impl Fn(&str, f64, u32) -> u64) -> RunResults {
-    let mut run = fixture();
+    laddered_run(fixture(), p99)
+}
+
+/// [`laddered`] on the stacks of `run`.
+fn laddered_run(mut run: RunResults, p99: impl Fn(&str, f64, u32) -> u64) -> RunResults {
     run.settings.objectives = vec![ScopedObjective::parse("p99=10ms").unwrap()];
     run.settings.rates =
         SHARES.iter().map(|&s| bookstore_record::results::Rate::Share(s)).collect();
@@ -174,4 +178,48 @@ fn saturated_and_client_limited_windows_never_meet_the_objective() {
     );
     // The left-out window is neither met nor missed, and said.
     assert!(table.contains("3 window(s) client-limited, left out"), "{table}");
+}
+
+#[test]
+fn a_twin_called_different_in_more_families_than_chance_allows_says_the_verdicts_do_not_stand() {
+    let mut run = fixture();
+    let mut twin = run.stacks.iter().find(|s| s.name == "axum-serde-sqlx").unwrap().clone();
+    twin.name = "axum-serde-sqlx.twin".into();
+    twin.variant_of = Some("axum-serde-sqlx".into());
+    run.stacks.push(twin);
+    // The twin's knee 0.8× its stack's in every round: at p99 ≤ 10 ms and at p50 ≤ 3 ms.
+    let mut run = laddered_run(run, |stack, share, round| {
+        let drift = 1.0 + 0.01 * f64::from(round);
+        let knee_share = if stack.ends_with(".twin") { 0.4 } else { 0.5 } * drift;
+        knee(knee_share, share)
+    });
+    run.settings.objectives.push(ScopedObjective::parse("p50=3ms").unwrap());
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let twin = text_between(&page, "data-capacity-twin=", "</p>");
+    assert!(twin.contains("was called different from it in 2 of 2 capacity families"), "{twin}");
+    assert!(twin.contains("the method is not calibrated for these capacities"), "{twin}");
+    let table = capacity_table(&page);
+    assert!(table.contains("axum-serde-sqlx.twin 4"), "the twin has its capacity: {table}");
+    let said = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    assert!(said.contains("its capacity at an objective in 2 of 2"), "{said}");
+}
+
+#[test]
+fn one_twin_call_in_a_few_families_is_what_chance_gives_and_is_not_flagged() {
+    let mut run = fixture();
+    let mut twin = run.stacks.iter().find(|s| s.name == "axum-serde-sqlx").unwrap().clone();
+    twin.name = "axum-serde-sqlx.twin".into();
+    twin.variant_of = Some("axum-serde-sqlx".into());
+    run.stacks.push(twin);
+    // The twin's knee earlier again, but one family only: one call in one family is what a
+    // false-call rate of 5% gives one run in twenty, not beyond chance.
+    let run = laddered_run(run, |stack, share, round| {
+        let drift = 1.0 + 0.01 * f64::from(round);
+        let knee_share = if stack.ends_with(".twin") { 0.4 } else { 0.5 } * drift;
+        knee(knee_share, share)
+    });
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let twin = text_between(&page, "data-capacity-twin=", "</p>");
+    assert!(twin.contains("in 1 of 1 capacity families"), "{twin}");
+    assert!(!twin.contains("not calibrated"), "{twin}");
 }
