@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use bookstore_store_diesel::CachedSql;
+use bookstore_diesel_sql::CachedSql;
 
 use crate::data::Rng;
 use crate::measure::{self, Access, DieselPool};

@@ -163,7 +163,7 @@ pub fn run(
             let query = move |flight: Arc<InFlight>, pool: DieselPool| -> Result<(), String> {
                 let mut conn = pool.get().map_err(|e| e.to_string())?;
                 flight.enter();
-                let result = bookstore_store_diesel::CachedSql::new(
+                let result = bookstore_diesel_sql::CachedSql::new(
                     "SELECT pg_sleep($1 / 1000.0)",
                     &[wait_ms],
                 )

@@ -16,18 +16,18 @@
 //! dead idle connections are closed before a request draws them, as the sqlx store does;
 //! no idle timeout or maximum lifetime; diesel caches every prepared statement per
 //! connection (the aggregate's and the ping's fixed texts through [`CachedSql`]: diesel
-//! never caches `sql_query`). libpq is built from source without TLS (`pq-sys`
+//! never caches `sql_query`); the statements are `bookstore_diesel_sql`'s, which the
+//! diesel-async store runs too. libpq is built from source without TLS (`pq-sys`
 //! `bundled_without_openssl`), so no system library is needed.
 
-pub mod cached;
 mod queries;
-pub mod schema;
 
+pub use bookstore_diesel_sql::CachedSql;
 pub use bookstore_domain::offload::Offload;
-pub use cached::CachedSql;
 
 use std::time::{Duration, Instant};
 
+use bookstore_diesel_sql::describe;
 use bookstore_domain::Error;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::model::{
@@ -229,19 +229,6 @@ fn build_pool(
         .map_err(|e| connect_error(e.to_string()))
 }
 
-/// `host:port/database` of a URL, without credentials.
-fn describe(database_url: &str) -> String {
-    match url::Url::parse(database_url) {
-        Ok(url) => format!(
-            "{}:{}{}",
-            url.host_str().unwrap_or("localhost"),
-            url.port().unwrap_or(5432),
-            url.path()
-        ),
-        Err(_) => "an unparsable URL".into(),
-    }
-}
-
 /// r2d2 reports failed connection attempts (it retries in the background to keep the pool
 /// full); during an outage that is one per attempt, so below the default level.
 #[derive(Debug)]
@@ -250,52 +237,5 @@ struct DebugLog;
 impl diesel::r2d2::HandleError<diesel::r2d2::Error> for DebugLog {
     fn handle_error(&self, error: diesel::r2d2::Error) {
         tracing::debug!(%error, "r2d2 could not open a connection");
-    }
-}
-
-/// Losing the connection is `db_unavailable`; anything else is `internal`.
-pub(crate) fn query_error(error: diesel::result::Error) -> Error {
-    use diesel::result::{DatabaseErrorKind, Error as Diesel};
-    match &error {
-        Diesel::DatabaseError(
-            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
-            _,
-        ) => Error::DbUnavailable(error.to_string()),
-        // The server is shutting down (57P01…57P03): the connection is about to go.
-        Diesel::DatabaseError(_, info)
-            if info.message().starts_with("terminating connection")
-                || info.message().contains("the database system is") =>
-        {
-            Error::DbUnavailable(error.to_string())
-        }
-        _ => Error::Internal(error.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn targets_are_described_without_credentials() {
-        assert_eq!(
-            describe("postgres://bench:secret@db.example:6543/books"),
-            "db.example:6543/books"
-        );
-        assert_eq!(describe("postgres://localhost/books"), "localhost:5432/books");
-    }
-
-    #[test]
-    fn a_closed_connection_is_503_and_other_failures_500() {
-        use diesel::result::{DatabaseErrorKind, Error as Diesel};
-        let closed = Diesel::DatabaseError(
-            DatabaseErrorKind::ClosedConnection,
-            Box::new("server closed".to_owned()),
-        );
-        assert_eq!(query_error(closed).status(), 503);
-        assert_eq!(query_error(Diesel::NotFound).status(), 500);
-        let unique =
-            Diesel::DatabaseError(DatabaseErrorKind::UniqueViolation, Box::new("dup".to_owned()));
-        assert_eq!(query_error(unique).status(), 500);
     }
 }

@@ -7,7 +7,7 @@ use diesel::RunQueryDsl;
 use diesel::prelude::ExecuteCopyFromDsl;
 use sqlx::Connection;
 
-use bookstore_store_diesel::CachedSql;
+use bookstore_diesel_sql::CachedSql;
 
 use crate::batch::SourceByName;
 use crate::bulk::{copy_pieces, copy_text_row};

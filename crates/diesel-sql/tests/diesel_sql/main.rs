@@ -2,8 +2,8 @@
 //! with the sqlx store's by `crates/conformance/tests/stores`, its queries over HTTP by the
 //! conformance suite.
 
+use bookstore_diesel_sql::schema::{authors, books, checkouts};
 use bookstore_fixture::testing::seeded_database;
-use bookstore_store_diesel::schema::{authors, books, checkouts};
 use diesel::expression::Expression;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
