@@ -5,8 +5,15 @@ use std::time::Duration;
 
 /// The registry's stack names, for clap: `--help` lists them, a wrong one is a usage error
 /// (exit 2) with the closest name suggested.
+/// The presets' names, shown in `--help`, and every composed triple's
+/// (`framework+serializer+access`), accepted but not listed.
 pub(crate) fn stack_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(bookstore_app::stacks::names())
+    use bookstore_app::stacks;
+    let presets = stacks::ALL.iter().map(|s| clap::builder::PossibleValue::new(s.identity.service));
+    let composed = stacks::composed()
+        .iter()
+        .map(|s| clap::builder::PossibleValue::new(s.identity.service).hide(true));
+    clap::builder::PossibleValuesParser::new(presets.chain(composed))
 }
 
 /// The scenarios' names, likewise.
@@ -18,7 +25,9 @@ pub(crate) fn scenario_names() -> clap::builder::PossibleValuesParser {
 
 #[derive(clap::Args)]
 pub(crate) struct SuiteArgs {
-    /// Stacks to measure, comma-separated [default: all five].
+    /// Stacks to measure, comma-separated: presets, or any framework+serializer+access
+    /// triple such as `axum+sonic-rs+diesel-async` (`loadgen stacks` lists them)
+    /// [default: the five presets].
     #[arg(long, value_delimiter = ',', value_parser = stack_names())]
     pub(crate) stacks: Vec<String>,
     /// A labelled variant, measured beside the stacks as a party of its own:
@@ -204,7 +213,8 @@ pub(crate) enum ReportFormat {
 
 #[derive(clap::Args)]
 pub(crate) struct FaultsArgs {
-    /// Stacks, comma-separated [default: all five].
+    /// Stacks, comma-separated: presets or framework+serializer+access triples
+    /// [default: the five presets].
     #[arg(long, value_delimiter = ',', value_parser = stack_names())]
     pub(crate) stacks: Vec<String>,
     /// Faults, comma-separated, in order [default: all three, or none with --soak].

@@ -204,11 +204,12 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         front: None,
     };
     for stack in &options.stacks {
-        let binary = options.bin_dir.join(stack.identity.service);
+        let binary = options.bin_dir.join(stack.binary);
         if !binary.is_file() {
             anyhow::bail!(
-                "{} is not built: run `cargo build --release --workspace --bins` (or give --bin-dir)",
-                binary.display()
+                "{} is not built: run `cargo build --release -p {}` (or give --bin-dir)",
+                binary.display(),
+                stack.binary
             );
         }
     }

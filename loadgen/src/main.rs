@@ -45,9 +45,11 @@ enum Command {
         /// bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
     },
-    /// List the stacks of the registry, one name per line (for scripts).
+    /// List the stacks of the registry, one name per line (for scripts): the five presets,
+    /// then the 27 composed triples.
     Stacks {
-        /// Also print each one's default port and whether its database calls block.
+        /// Also print each one's default port, whether its database calls block, whether it
+        /// is a preset or composed, and its binary.
         #[arg(long)]
         long: bool,
     },
@@ -67,11 +69,16 @@ fn main() -> ExitCode {
             Ok(0)
         }
         Command::Stacks { long } => {
-            for stack in bookstore_app::stacks::ALL {
+            let stacks = bookstore_app::stacks::ALL.iter().chain(bookstore_app::stacks::composed());
+            for stack in stacks {
                 if long {
                     println!(
-                        "{} {} {:?}",
-                        stack.identity.service, stack.identity.default_port, stack.db_calls
+                        "{} {} {:?} {:?} {}",
+                        stack.identity.service,
+                        stack.identity.default_port,
+                        stack.db_calls,
+                        stack.kind,
+                        stack.binary
                     );
                 } else {
                     println!("{}", stack.identity.service);

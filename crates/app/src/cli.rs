@@ -12,9 +12,10 @@ use clap::{Args, Command, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
 pub use crate::config::DbCalls;
-use crate::config::{BlockingArgs, ServerArgs, ServerConfig};
+use crate::config::{BlockingArgs, ComposedArgs, ServerArgs, ServerConfig};
 use crate::handlers::Identity;
 use crate::routes::HEALTH_DB;
+use crate::stacks::{StackInfo, Tags};
 
 /// The future that tells a server to stop accepting and drain.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -41,9 +42,89 @@ pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-/// Runs a server binary: `main` of every stack is a call to this.
+/// Runs a preset's binary: `main` of every preset stack is a call to this.
 pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
-    let config = match parse_invocation(&identity, db_calls, std::env::args_os()) {
+    run(identity, parse_invocation(&identity, db_calls, std::env::args_os()), serve)
+}
+
+/// Runs a composed stack's binary (`axum-any`, …): `--serializer` and `--access` choose the
+/// triple on `framework`, and `pick` gives the entry point compiled in for its tags.
+pub fn main_composed(framework: &'static str, pick: fn(Tags) -> Option<ServeFn>) -> ExitCode {
+    let binary = crate::stacks::FRAMEWORKS
+        .iter()
+        .find(|f| f.tag == framework)
+        .map_or(framework, |f| f.binary);
+    match parse_composed(framework, std::env::args_os()) {
+        Ok((stack, invocation)) => match pick(stack.tags) {
+            Some(serve) => run(stack.identity, Ok(invocation), serve),
+            None => {
+                eprintln!("{binary}: {} is not compiled into this binary", stack.identity.service);
+                ExitCode::FAILURE
+            }
+        },
+        Err(error) => {
+            let identity = Identity { service: binary, framework, default_port: 0 };
+            run(identity, Err(error), |_, _, _| Ok(()))
+        }
+    }
+}
+
+/// Parses a composed binary's `args` into its stack (the triple its `--serializer` and
+/// `--access` name on `framework`) and what to do. `--blocking-threads` and
+/// `--blocking-pool` are taken only with `--access diesel`, the one that blocks.
+pub fn parse_composed(
+    framework: &'static str,
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Result<(StackInfo, Invocation), clap::Error> {
+    let binary = crate::stacks::FRAMEWORKS
+        .iter()
+        .find(|f| f.tag == framework)
+        .map_or(framework, |f| f.binary);
+    let command = BlockingArgs::augment_args(ComposedArgs::augment_args(ServerArgs::augment_args(
+        Command::new(binary),
+    )))
+    .about(format!(
+        "Any serializer and database access on {framework}: the composed stacks \
+         {framework}+<serializer>+<access> of the bookstore benchmark (docs/deployment.md)."
+    ))
+    .version(env!("CARGO_PKG_VERSION"));
+    let matches = command.clone().try_get_matches_from(args)?;
+    let composed = ComposedArgs::from_arg_matches(&matches)?;
+    let tags = composed.tags(framework);
+    let stack = crate::stacks::composed_of(tags).ok_or_else(|| {
+        command.clone().error(
+            clap::error::ErrorKind::InvalidValue,
+            format!("{} is not a stack of the registry", tags.name()),
+        )
+    })?;
+    let blocking = BlockingArgs::from_arg_matches(&matches)?;
+    let blocking = match stack.db_calls {
+        DbCalls::Blocking => Some(blocking),
+        DbCalls::Async
+            if blocking.blocking_threads.is_some() || blocking.blocking_pool.is_some() =>
+        {
+            return Err(command.clone().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--blocking-threads and --blocking-pool are for --access diesel; --access {} does not block",
+                    tags.access
+                ),
+            ));
+        }
+        DbCalls::Async => None,
+    };
+    let server = ServerArgs::from_arg_matches(&matches)?;
+    Ok((stack, invocation(&stack.identity, server, blocking)))
+}
+
+/// Runs what a server binary was asked to do, as `identity`: serve with `serve`, probe, or
+/// report a parse error (help and version on stdout, exit 0; anything else one line, 2).
+fn run(
+    identity: Identity,
+    invocation: Result<Invocation, clap::Error>,
+    serve: ServeFn,
+) -> ExitCode {
+    let config = match invocation {
         Ok(Invocation::Serve(config)) => config,
         Ok(Invocation::Probe(addr)) => {
             return match probe(addr, PROBE_TIMEOUT) {
@@ -153,13 +234,18 @@ pub fn parse_invocation(
         DbCalls::Blocking => Some(BlockingArgs::from_arg_matches(&matches)?),
         DbCalls::Async => None,
     };
+    Ok(invocation(identity, server, blocking))
+}
+
+/// Serve with the configuration the flags give, or `--probe` the server at its address.
+fn invocation(
+    identity: &Identity,
+    server: ServerArgs,
+    blocking: Option<BlockingArgs>,
+) -> Invocation {
     let probe = server.probe;
     let config = ServerConfig::new(identity, server, blocking);
-    Ok(if probe {
-        Invocation::Probe(probe_address(config.bind))
-    } else {
-        Invocation::Serve(config)
-    })
+    if probe { Invocation::Probe(probe_address(config.bind)) } else { Invocation::Serve(config) }
 }
 
 /// Where a probe connects for a server bound to `bind`: the wildcard address a container's
@@ -294,6 +380,38 @@ mod tests {
         .unwrap_err();
         let message = one_line(&invalid);
         assert!(message.starts_with("invalid value '0' for '--pool-max"), "{message}");
+    }
+
+    fn composed(list: &[&str]) -> Result<(StackInfo, Invocation), clap::Error> {
+        let args = ["axum-any", "--database-url", "postgres://a@b/c"].iter().chain(list);
+        parse_composed("axum", args.map(Into::into))
+    }
+
+    #[test]
+    fn a_composed_binary_is_the_triple_its_flags_name_and_only_diesel_takes_blocking_threads() {
+        let (stack, invocation) =
+            composed(&["--serializer", "sonic-rs", "--access", "diesel-async"]).unwrap();
+        assert_eq!(stack.identity.service, "axum+sonic-rs+diesel-async");
+        let Invocation::Serve(config) = invocation else { panic!("{invocation:?}") };
+        assert_eq!(config.bind.port(), stack.identity.default_port);
+        assert_eq!(config.blocking_threads, None);
+
+        let (blocking, invocation) =
+            composed(&["--serializer=serde_json", "--access=diesel", "--blocking-threads=6"])
+                .unwrap();
+        assert_eq!(blocking.db_calls, DbCalls::Blocking);
+        let Invocation::Serve(config) = invocation else { panic!("{invocation:?}") };
+        assert_eq!(config.blocking_threads, Some(6));
+
+        let refused =
+            composed(&["--serializer=serde_json", "--access=sqlx", "--blocking-threads=6"])
+                .unwrap_err();
+        let message = one_line(&refused);
+        assert!(message.contains("--access sqlx does not block"), "{message}");
+        let unknown = one_line(&composed(&["--serializer=gson", "--access=sqlx"]).unwrap_err());
+        assert!(unknown.contains("gson") && unknown.contains("sonic-rs"), "{unknown}");
+        let missing = one_line(&composed(&["--serializer=serde_json"]).unwrap_err());
+        assert!(missing.contains("--access"), "{missing}");
     }
 
     #[test]

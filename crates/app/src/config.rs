@@ -30,6 +30,10 @@ pub mod flags {
     pub const WORKERS: &str = "workers";
     /// `--blocking-threads`.
     pub const BLOCKING_THREADS: &str = "blocking-threads";
+    /// `--serializer`, of a composed stack's binary.
+    pub const SERIALIZER: &str = "serializer";
+    /// `--access`, of a composed stack's binary.
+    pub const ACCESS: &str = "access";
 }
 
 /// What a measuring harness (the suite, `loadgen faults`) sets on every stack it starts:
@@ -137,6 +141,35 @@ pub struct BlockingArgs {
     /// pool, the only kind it has].
     #[arg(long, env = "BLOCKING_POOL", value_enum)]
     pub blocking_pool: Option<BlockingPool>,
+}
+
+/// The flags that make a composed stack's binary one triple: its serializer and access
+/// (its framework is the binary's own).
+#[derive(Debug, Clone, Args)]
+pub struct ComposedArgs {
+    /// The JSON serializer.
+    #[arg(long = flags::SERIALIZER, env = "SERIALIZER", value_parser = clap::builder::PossibleValuesParser::new(crate::stacks::SERIALIZERS))]
+    pub serializer: String,
+
+    /// The database access: async sqlx, blocking diesel + r2d2 on a thread pool, or async
+    /// diesel-async.
+    #[arg(long = flags::ACCESS, env = "ACCESS", value_parser = clap::builder::PossibleValuesParser::new(crate::stacks::ACCESSES.map(|a| a.tag)))]
+    pub access: String,
+}
+
+impl ComposedArgs {
+    /// The tags of the triple these flags name on `framework`.
+    pub fn tags(&self, framework: &'static str) -> crate::stacks::Tags {
+        // The parser admits only the registry's tags: find their `'static` spelling.
+        let serializer =
+            crate::stacks::SERIALIZERS.into_iter().find(|s| *s == self.serializer).unwrap_or("");
+        let access = crate::stacks::ACCESSES
+            .into_iter()
+            .map(|a| a.tag)
+            .find(|a| *a == self.access)
+            .unwrap_or("");
+        crate::stacks::Tags { framework, serializer, access }
+    }
 }
 
 /// How a blocking stack's workers share its blocking threads (`--blocking-pool`).

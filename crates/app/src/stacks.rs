@@ -1,29 +1,75 @@
 //! The stacks of SPEC §1, declared once in [`for_each_stack!`](crate::for_each_stack): the one list every tool
 //! reads — the servers' identities, the load generator's registry, the conformance and fault
 //! tests' expansions, the axis pairs, the colours of the pages, the compose services' check.
+//!
+//! Beside the five presets, any framework × serializer × access triple is a stack of its own,
+//! named by its three tags joined with `+` (`axum+sonic-rs+diesel-async`): [`composed`],
+//! derived from [`FRAMEWORKS`], [`SERIALIZERS`] and [`ACCESSES`]. A composed stack is served
+//! by its framework's one binary (`axum-any`, …), which picks the serializer and the store
+//! at start-up among instantiations compiled in (`--serializer`, `--access`); a preset by
+//! its own crate and binary, with its name, port and binary unchanged.
+
+use std::sync::LazyLock;
 
 use crate::cli::DbCalls;
 use crate::handlers::Identity;
 
-/// Calls `$callback!` with every stack, one entry each:
-/// `(CONST, crate_name, "binary-name", port, framework, blocking)` — the constant of its
-/// [`StackInfo`] here, its crate (for the expansions that call its `serve`), its binary and
-/// default port, its framework's tag, and whether its database calls block (`blocking`, the
-/// diesel stacks: they take `--blocking-threads`) or not (`async`). The serializer and the
-/// store are the crate's own types, whose names the stack reports itself (small-json's tags
-/// come from `Codec::NAME` and `Store::ACCESS`). Adding a stack: its crate under
-/// `crates/servers/`, one line here, and the crate in `crates/conformance/Cargo.toml`.
+/// Calls `$callback!` with every preset stack, one entry each:
+/// `(CONST, crate_name, "binary-name", port, "framework", "serializer", "access")` — the
+/// constant of its [`StackInfo`] here, its crate (for the expansions that call its `serve`),
+/// its binary and default port, and its three tags as small-json reports them. The crate's
+/// types must report the same tags: [`check_stack!`](crate::check_stack) fails its build
+/// otherwise. A stack whose access is `diesel` blocks (it takes `--blocking-threads`).
+/// Adding a stack: its crate under `crates/servers/`, one line here, and the crate in
+/// `crates/conformance/Cargo.toml`.
 #[macro_export]
 macro_rules! for_each_stack {
     ($callback:ident) => {
         $callback! {
-            (AXUM_SERDE_SQLX, axum_serde_sqlx, "axum-serde-sqlx", 8081, "axum", async),
-            (AXUM_SERDE_DIESEL, axum_serde_diesel, "axum-serde-diesel", 8082, "axum", blocking),
-            (ACTIX_SERDE_DIESEL, actix_serde_diesel, "actix-serde-diesel", 8083, "actix-web", blocking),
-            (ACTIX_SIMD_SQLX, actix_simd_sqlx, "actix-simd-sqlx", 8084, "actix-web", async),
-            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, "hyper-sonic-sqlx", 8085, "hyper", async),
+            (AXUM_SERDE_SQLX, axum_serde_sqlx, "axum-serde-sqlx", 8081, "axum", "serde_json", "sqlx"),
+            (AXUM_SERDE_DIESEL, axum_serde_diesel, "axum-serde-diesel", 8082, "axum", "serde_json", "diesel"),
+            (ACTIX_SERDE_DIESEL, actix_serde_diesel, "actix-serde-diesel", 8083, "actix-web", "serde_json", "diesel"),
+            (ACTIX_SIMD_SQLX, actix_simd_sqlx, "actix-simd-sqlx", 8084, "actix-web", "simd-json", "sqlx"),
+            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, "hyper-sonic-sqlx", 8085, "hyper", "sonic-rs", "sqlx"),
         }
     };
+}
+
+/// A stack's three tags, as small-json's `tags` names them: its framework, serializer and
+/// database access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tags {
+    /// `axum`, `actix-web`, `hyper`.
+    pub framework: &'static str,
+    /// `serde_json`, `simd-json`, `sonic-rs`.
+    pub serializer: &'static str,
+    /// `sqlx`, `diesel`, `diesel-async`.
+    pub access: &'static str,
+}
+
+impl Tags {
+    /// The tag of `axis`.
+    pub fn of(&self, axis: Axis) -> &'static str {
+        match axis {
+            Axis::Framework => self.framework,
+            Axis::Serializer => self.serializer,
+            Axis::Access => self.access,
+        }
+    }
+
+    /// The composed stack's name: the three tags joined with `+`.
+    pub fn name(&self) -> String {
+        format!("{}+{}+{}", self.framework, self.serializer, self.access)
+    }
+}
+
+/// Whether a stack is one of the five of SPEC §1 or a triple composed at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A preset: its own crate and binary.
+    Preset,
+    /// A composed triple: its framework's binary, told its serializer and access by flags.
+    Composed,
 }
 
 /// What a stack is, as the tools that start it see it.
@@ -33,18 +79,114 @@ pub struct StackInfo {
     pub identity: Identity,
     /// Whether it takes `--blocking-threads`.
     pub db_calls: DbCalls,
+    /// Its framework, serializer and access.
+    pub tags: Tags,
+    /// The binary that serves it: a preset's own, a composed stack's framework's.
+    pub binary: &'static str,
+    /// Preset or composed.
+    pub kind: Kind,
 }
 
-/// Fails the build of a stack crate whose framework is not the one its registry entry
-/// names: `check_framework!(STACK, bookstore_web_axum::FRAMEWORK)`.
+impl StackInfo {
+    /// The flags a harness starts its binary with: [`launch_args`](Self::launch_args), then
+    /// `tuning`'s (a variant's own go after these).
+    pub fn args(&self, tuning: &crate::config::Tuning) -> Vec<String> {
+        let mut args = self.launch_args();
+        args.extend(tuning.args(self.db_calls));
+        args
+    }
+
+    /// The flags its binary needs to be this stack (a composed stack's `--serializer` and
+    /// `--access`; none for a preset), before any harness's or variant's own.
+    pub fn launch_args(&self) -> Vec<String> {
+        match self.kind {
+            Kind::Preset => Vec::new(),
+            Kind::Composed => vec![
+                format!("--{}", crate::config::flags::SERIALIZER),
+                self.tags.serializer.to_owned(),
+                format!("--{}", crate::config::flags::ACCESS),
+                self.tags.access.to_owned(),
+            ],
+        }
+    }
+}
+
+/// A framework a composed stack can be served by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameworkInfo {
+    /// Its tag.
+    pub tag: &'static str,
+    /// The binary that serves any triple on it (crate `crates/any/<tag>`).
+    pub binary: &'static str,
+}
+
+/// A database access a composed stack can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessInfo {
+    /// Its tag.
+    pub tag: &'static str,
+    /// Whether its calls block a thread (`diesel` on r2d2) or not.
+    pub db_calls: DbCalls,
+}
+
+/// The frameworks, in the order composed stacks are listed.
+pub const FRAMEWORKS: [FrameworkInfo; 3] = [
+    FrameworkInfo { tag: "axum", binary: "axum-any" },
+    FrameworkInfo { tag: "actix-web", binary: "actix-web-any" },
+    FrameworkInfo { tag: "hyper", binary: "hyper-any" },
+];
+
+/// The serializers (their `Codec::NAME`s), in order.
+pub const SERIALIZERS: [&str; 3] = ["serde_json", "simd-json", "sonic-rs"];
+
+/// The access styles (their `Store::ACCESS`es), in order: async sqlx, blocking diesel on
+/// r2d2, async diesel-async on bb8.
+pub const ACCESSES: [AccessInfo; 3] = [
+    AccessInfo { tag: "sqlx", db_calls: DbCalls::Async },
+    AccessInfo { tag: "diesel", db_calls: DbCalls::Blocking },
+    AccessInfo { tag: "diesel-async", db_calls: DbCalls::Async },
+];
+
+/// The default port of the first composed stack; the others follow in [`composed`]'s
+/// order (8100–8126), clear of the presets' 8081–8085.
+pub const COMPOSED_BASE_PORT: u16 = 8100;
+
+/// Whether calls of the access tagged `access` block.
+pub const fn db_calls_of(access: &str) -> DbCalls {
+    if same_str(access, "diesel") { DbCalls::Blocking } else { DbCalls::Async }
+}
+
+/// Fails the build of a preset's crate whose framework, serializer or store is not what its
+/// registry line names: `check_stack!(STACK, bookstore_web_axum::FRAMEWORK, Codec, Store)`.
 #[macro_export]
-macro_rules! check_framework {
-    ($stack:expr, $framework:expr) => {
-        const _: () = assert!(
-            $crate::stacks::same_str($stack.identity.framework, $framework),
-            "the registry (bookstore_app::for_each_stack!) names another framework for this stack"
-        );
+macro_rules! check_stack {
+    ($stack:expr, $framework:expr, $codec:ty, $store:ty) => {
+        const _: () = {
+            let tags = $stack.tags;
+            assert!(
+                $crate::stacks::same_str(tags.framework, $framework),
+                "the registry (bookstore_app::for_each_stack!) names another framework for this stack"
+            );
+            assert!(
+                $crate::stacks::same_str(tags.serializer, <$codec as $crate::stacks::support::Codec>::NAME),
+                "the registry (bookstore_app::for_each_stack!) names another serializer for this stack"
+            );
+            assert!(
+                $crate::stacks::same_str(
+                    tags.access,
+                    <$store as $crate::stacks::support::Store>::ACCESS
+                ),
+                "the registry (bookstore_app::for_each_stack!) names another access for this stack"
+            );
+        };
     };
+}
+
+/// What [`check_stack!`](crate::check_stack) names, reachable from any crate that uses it.
+#[doc(hidden)]
+pub mod support {
+    pub use bookstore_codec::Codec;
+    pub use bookstore_domain::store::Store;
 }
 
 /// String equality in a constant context.
@@ -63,37 +205,70 @@ pub const fn same_str(a: &str, b: &str) -> bool {
     true
 }
 
-/// `async` or `blocking` of [`for_each_stack!`] as [`DbCalls`].
-#[doc(hidden)]
-#[macro_export]
-macro_rules! db_calls {
-    (async) => {
-        $crate::DbCalls::Async
-    };
-    (blocking) => {
-        $crate::DbCalls::Blocking
-    };
-}
-
 macro_rules! registry {
-    ($(($constant:ident, $krate:ident, $name:literal, $port:literal, $framework:literal, $calls:ident),)+) => {
+    ($(($constant:ident, $krate:ident, $name:literal, $port:literal, $framework:literal, $serializer:literal, $access:literal),)+) => {
         $(
-            #[doc = concat!("`", $name, "` (", $framework, ").")]
+            #[doc = concat!("`", $name, "` (", $framework, " + ", $serializer, " + ", $access, ").")]
             pub const $constant: StackInfo = StackInfo {
                 identity: Identity { service: $name, framework: $framework, default_port: $port },
-                db_calls: $crate::db_calls!($calls),
+                db_calls: db_calls_of($access),
+                tags: Tags { framework: $framework, serializer: $serializer, access: $access },
+                binary: $name,
+                kind: Kind::Preset,
             };
         )+
 
-        /// Every stack, in SPEC §1's order.
+        /// Every preset stack, in SPEC §1's order.
         pub const ALL: &[StackInfo] = &[$($constant,)+];
     };
 }
 
 for_each_stack!(registry);
 
+/// Every framework × serializer × access triple (27), framework first, then serializer,
+/// then access, in the orders of [`FRAMEWORKS`], [`SERIALIZERS`] and [`ACCESSES`].
+pub fn composed() -> &'static [StackInfo] {
+    static COMPOSED: LazyLock<Vec<StackInfo>> = LazyLock::new(|| {
+        let mut stacks = Vec::with_capacity(27);
+        for framework in FRAMEWORKS {
+            for serializer in SERIALIZERS {
+                for access in ACCESSES {
+                    let tags = Tags { framework: framework.tag, serializer, access: access.tag };
+                    // 27 names, made once for the life of the process.
+                    let service: &'static str = tags.name().leak();
+                    let port = COMPOSED_BASE_PORT + stacks.len() as u16;
+                    stacks.push(StackInfo {
+                        identity: Identity {
+                            service,
+                            framework: framework.tag,
+                            default_port: port,
+                        },
+                        db_calls: access.db_calls,
+                        tags,
+                        binary: framework.binary,
+                        kind: Kind::Composed,
+                    });
+                }
+            }
+        }
+        stacks
+    });
+    &COMPOSED
+}
+
+/// The composed stack with these tags, if they are tags of the registry.
+pub fn composed_of(tags: Tags) -> Option<StackInfo> {
+    composed().iter().copied().find(|s| s.tags == tags)
+}
+
+/// The preset with these tags, if there is one (the layout check measures a preset beside
+/// the composed stack of the same triple).
+pub fn preset_of(tags: Tags) -> Option<StackInfo> {
+    ALL.iter().copied().find(|s| s.tags == tags)
+}
+
 /// An axis of the comparison (SPEC §1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Axis {
     /// The web framework.
     Framework,
@@ -103,63 +278,123 @@ pub enum Axis {
     Access,
 }
 
-/// Two stacks that differ in the axes named, and in nothing else (a conformance test checks
-/// that against the stacks' own tags).
+impl Axis {
+    /// Every axis, in the order of the tags.
+    pub const ALL: [Axis; 3] = [Axis::Framework, Axis::Serializer, Axis::Access];
+
+    /// Its name in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Framework => "framework",
+            Axis::Serializer => "serializer",
+            Axis::Access => "access",
+        }
+    }
+}
+
+/// Two stacks that differ in the axes named, and in nothing else (a test checks that
+/// against the stacks' tags, and the conformance suite the tags against the stacks' types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AxisPair {
     /// What the page calls the comparison.
     pub title: &'static str,
     /// The stack compared against: the page reports `changed` against this one.
-    pub baseline: StackInfo,
+    pub baseline: &'static str,
     /// The stack with the axes changed.
-    pub changed: StackInfo,
+    pub changed: &'static str,
     /// The axes that differ.
     pub axes: &'static [Axis],
     /// What changes, in words.
     pub note: &'static str,
 }
 
-/// The pairs of SPEC §1 that change one axis (or one group of axes).
-pub const AXIS_PAIRS: [AxisPair; 4] = [
+impl AxisPair {
+    /// The two stacks, baseline first.
+    pub fn stacks(&self) -> (StackInfo, StackInfo) {
+        let stack = |name| find(name).expect("an axis pair names stacks of the registry");
+        (stack(self.baseline), stack(self.changed))
+    }
+}
+
+/// The pairs that change one axis (or one group of axes): SPEC §1's among the presets, and
+/// among composed stacks those that isolate the serializer and split the access axis into
+/// its style (blocking → async, one library) and its library (both async).
+pub const AXIS_PAIRS: [AxisPair; 8] = [
     AxisPair {
         title: "database access",
-        baseline: AXUM_SERDE_SQLX,
-        changed: AXUM_SERDE_DIESEL,
+        baseline: "axum-serde-sqlx",
+        changed: "axum-serde-diesel",
         axes: &[Axis::Access],
-        note: "sqlx (async) → diesel + r2d2 on spawn_blocking; axum and serde_json in both",
+        note: "sqlx (async) → diesel + r2d2 on spawn_blocking: the style and the library; axum and serde_json in both",
     },
     AxisPair {
         title: "framework, blocking path",
-        baseline: AXUM_SERDE_DIESEL,
-        changed: ACTIX_SERDE_DIESEL,
+        baseline: "axum-serde-diesel",
+        changed: "actix-serde-diesel",
         axes: &[Axis::Framework],
         note: "axum + spawn_blocking → actix-web + web::block; serde_json and diesel in both",
     },
     AxisPair {
         title: "framework + serializer",
-        baseline: AXUM_SERDE_SQLX,
-        changed: ACTIX_SIMD_SQLX,
+        baseline: "axum-serde-sqlx",
+        changed: "actix-simd-sqlx",
         axes: &[Axis::Framework, Axis::Serializer],
         note: "axum + serde_json → actix-web + simd-json; sqlx in both",
     },
     AxisPair {
         title: "framework + serializer",
-        baseline: AXUM_SERDE_SQLX,
-        changed: HYPER_SONIC_SQLX,
+        baseline: "axum-serde-sqlx",
+        changed: "hyper-sonic-sqlx",
         axes: &[Axis::Framework, Axis::Serializer],
         note: "axum + serde_json → bare hyper + sonic-rs; sqlx in both",
     },
+    AxisPair {
+        title: "serializer",
+        baseline: "axum+serde_json+sqlx",
+        changed: "axum+simd-json+sqlx",
+        axes: &[Axis::Serializer],
+        note: "serde_json → simd-json; axum and sqlx in both",
+    },
+    AxisPair {
+        title: "serializer",
+        baseline: "axum+serde_json+sqlx",
+        changed: "axum+sonic-rs+sqlx",
+        axes: &[Axis::Serializer],
+        note: "serde_json → sonic-rs; axum and sqlx in both",
+    },
+    AxisPair {
+        title: "access style",
+        baseline: "axum+serde_json+diesel",
+        changed: "axum+serde_json+diesel-async",
+        axes: &[Axis::Access],
+        note: "diesel blocking on spawn_blocking → diesel-async awaited on the worker: the same statements, the style alone",
+    },
+    AxisPair {
+        title: "access library",
+        baseline: "axum+serde_json+diesel-async",
+        changed: "axum+serde_json+sqlx",
+        axes: &[Axis::Access],
+        note: "diesel-async → sqlx, both async on the worker: the library alone",
+    },
 ];
 
-/// The stack called `name`, or an error listing the valid names.
+/// The stack called `name` — a preset's name or a triple's — or an error saying what names
+/// are valid.
 pub fn find(name: &str) -> Result<StackInfo, String> {
-    ALL.iter()
-        .copied()
-        .find(|s| s.identity.service == name)
-        .ok_or_else(|| format!("unknown stack {name:?}; valid: {}", names().join(", ")))
+    ALL.iter().chain(composed()).copied().find(|s| s.identity.service == name).ok_or_else(|| {
+        let tags =
+            |list: &mut dyn Iterator<Item = &'static str>| list.collect::<Vec<_>>().join("|");
+        format!(
+            "unknown stack {name:?}; valid: {}, or framework+serializer+access of {}+{}+{}",
+            names().join(", "),
+            tags(&mut FRAMEWORKS.iter().map(|f| f.tag)),
+            tags(&mut SERIALIZERS.iter().copied()),
+            tags(&mut ACCESSES.iter().map(|a| a.tag)),
+        )
+    })
 }
 
-/// Every stack's name, in order.
+/// Every preset's name, in order.
 pub fn names() -> Vec<&'static str> {
     ALL.iter().map(|s| s.identity.service).collect()
 }
@@ -189,14 +424,71 @@ mod tests {
     }
 
     #[test]
-    fn axis_pairs_join_two_stacks_of_the_registry() {
+    fn axis_pairs_join_two_stacks_that_differ_in_the_axes_they_claim_and_no_other() {
         for pair in AXIS_PAIRS {
-            assert!(ALL.contains(&pair.baseline) && ALL.contains(&pair.changed));
-            assert_ne!(pair.baseline, pair.changed);
+            let (baseline, changed) = pair.stacks();
             assert!(!pair.axes.is_empty());
-            let framework_differs =
-                pair.baseline.identity.framework != pair.changed.identity.framework;
-            assert_eq!(framework_differs, pair.axes.contains(&Axis::Framework), "{}", pair.title);
+            for axis in Axis::ALL {
+                assert_eq!(
+                    baseline.tags.of(axis) != changed.tags.of(axis),
+                    pair.axes.contains(&axis),
+                    "{} → {}: {axis:?}",
+                    pair.baseline,
+                    pair.changed
+                );
+            }
         }
+    }
+
+    #[test]
+    fn the_axis_pairs_isolate_the_serializer_and_split_access_into_style_and_library() {
+        let single = |axis| {
+            AXIS_PAIRS
+                .iter()
+                .filter(move |p| p.axes == [axis])
+                .map(|p| p.stacks())
+                .collect::<Vec<_>>()
+        };
+        let serializers: Vec<&str> =
+            single(Axis::Serializer).iter().map(|(_, changed)| changed.tags.serializer).collect();
+        assert_eq!(serializers, ["simd-json", "sonic-rs"]);
+        let access = single(Axis::Access);
+        // Style: the library stays diesel, the calls stop blocking.
+        assert!(access.iter().any(|(a, b)| a.db_calls == DbCalls::Blocking
+            && b.db_calls == DbCalls::Async
+            && b.tags.access.starts_with(a.tags.access)));
+        // Library: both async.
+        assert!(access.iter().any(|(a, b)| a.db_calls == DbCalls::Async
+            && b.db_calls == DbCalls::Async
+            && a.tags.access != b.tags.access));
+    }
+
+    #[test]
+    fn every_triple_is_composed_once_with_its_own_port_and_its_framework_s_binary() {
+        let composed = composed();
+        assert_eq!(composed.len(), 27);
+        let mut names: Vec<&str> = composed.iter().map(|s| s.identity.service).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 27);
+        let ports: Vec<u16> = composed.iter().map(|s| s.identity.default_port).collect();
+        assert_eq!(ports, (8100..8127).collect::<Vec<u16>>());
+        let stack = find("axum+sonic-rs+diesel-async").unwrap();
+        assert_eq!(
+            (stack.binary, stack.kind, stack.db_calls),
+            ("axum-any", Kind::Composed, DbCalls::Async)
+        );
+        assert_eq!(stack.launch_args(), ["--serializer", "sonic-rs", "--access", "diesel-async"]);
+        let blocking = find("hyper+simd-json+diesel").unwrap();
+        assert_eq!((blocking.binary, blocking.db_calls), ("hyper-any", DbCalls::Blocking));
+        assert!(AXUM_SERDE_SQLX.launch_args().is_empty());
+        // No composed name is a preset's, and each preset's triple is composed too.
+        for preset in ALL {
+            assert!(!names.contains(&preset.identity.service));
+            assert_eq!(composed_of(preset.tags).unwrap().tags, preset.tags);
+            assert_eq!(preset_of(preset.tags), Some(*preset));
+        }
+        let error = find("axum+sonic-rs+jdbc").unwrap_err();
+        assert!(error.contains("sqlx|diesel|diesel-async"), "{error}");
     }
 }

@@ -73,6 +73,20 @@ fn cargo(dir: &Path, args: &[&str]) {
     );
 }
 
+/// Builds the sixth stack, which must fail: what the compiler said.
+fn build_fails(root: &Path) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "-p", "axum-simd-sqlx", "--offline"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "a stack other than its registry line compiled");
+    stderr
+}
+
 #[test]
 fn a_sixth_stack_is_its_crate_and_two_lines() {
     let scratch = tempfile::tempdir().unwrap();
@@ -108,8 +122,8 @@ fn a_sixth_stack_is_its_crate_and_two_lines() {
     // One line of the registry.
     edit(
         &root.join("crates/app/src/stacks.rs"),
-        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", async),\n",
-        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", async),\n            (AXUM_SIMD_SQLX, axum_simd_sqlx, \"axum-simd-sqlx\", 8086, \"axum\", async),\n",
+        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", \"sonic-rs\", \"sqlx\"),\n",
+        "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", \"sonic-rs\", \"sqlx\"),\n            (AXUM_SIMD_SQLX, axum_simd_sqlx, \"axum-simd-sqlx\", 8086, \"axum\", \"simd-json\", \"sqlx\"),\n",
     );
     // One line of the conformance crate's manifest.
     edit(
@@ -126,18 +140,15 @@ fn a_sixth_stack_is_its_crate_and_two_lines() {
         &["test", "-p", "bookstore-conformance", "--lib", "--", "every_stack_of_the_registry"],
     );
 
-    // A crate whose framework is not its line's does not compile.
+    // A crate whose serializer, or framework, is not its line's does not compile.
+    // (The line of axum-serde-sqlx: its framework and store, another serializer.)
+    edit(&crate_dir.join("src/lib.rs"), "stacks::AXUM_SIMD_SQLX", "stacks::AXUM_SERDE_SQLX");
+    let stderr = build_fails(root);
+    assert!(stderr.contains("another serializer"), "{stderr}");
+    edit(&crate_dir.join("src/lib.rs"), "stacks::AXUM_SERDE_SQLX", "stacks::AXUM_SIMD_SQLX");
     edit(&crate_dir.join("src/lib.rs"), "bookstore_web_axum::FRAMEWORK", "\"actix-web\"");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["build", "-p", "axum-simd-sqlx", "--offline"])
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "a framework other than the registry's compiled");
-    assert!(stderr.contains("the registry"), "{stderr}");
+    let stderr = build_fails(root);
+    assert!(stderr.contains("another framework"), "{stderr}");
 
     // The workspace's own artifacts are untouched; the copy's are new files, removed.
     let after = deps_snapshot();

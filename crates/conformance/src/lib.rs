@@ -4,8 +4,9 @@
 //! written once and expanded per stack by the `conformance!` macro (like ripgrep's
 //! `rgtest!`). This library holds what those tests share:
 //!
-//! - [`stacks`]: the stacks under test, every one of the registry
-//!   (`bookstore_app::for_each_stack!`), whose lines also expand the tests per stack.
+//! - [`stacks`]: the stacks under test — every preset of the registry
+//!   (`bookstore_app::for_each_stack!`) and five composed stacks
+//!   ([`for_each_composed_under_test!`]), whose lines also expand the tests per stack.
 //! - [`TestApp`]: a stack serving on `127.0.0.1:0` in this process, on its own runtime and
 //!   its own freshly cloned seeded database, stopped when dropped.
 //! - [`TestResponse`]: every response the client reads is checked for the contract's
@@ -44,7 +45,8 @@ pub struct Stack {
     pub serve: ServeFn,
 }
 
-/// The stacks under test: every stack of the registry (`bookstore_app::for_each_stack!`).
+/// The stacks under test: every preset of the registry (`bookstore_app::for_each_stack!`),
+/// and the composed stacks of [`for_each_composed_under_test!`].
 pub mod stacks {
     use super::*;
 
@@ -52,7 +54,7 @@ pub mod stacks {
     use bookstore_domain::store::Store;
 
     macro_rules! under_test {
-        ($(($constant:ident, $krate:ident, $name:literal, $port:literal, $framework:literal, $calls:ident),)+) => {
+        ($(($constant:ident, $krate:ident, $name:literal, $port:literal, $framework:literal, $serializer:literal, $access:literal),)+) => {
             $(
                 #[doc = concat!("`", $name, "`.")]
                 pub const $constant: Stack = Stack {
@@ -68,39 +70,64 @@ pub mod stacks {
                 };
             )+
 
-            /// Every stack, in the order of SPEC §1.
+            /// Every preset, in the order of SPEC §1.
             pub const ALL: &[Stack] = &[$($constant,)+];
         };
     }
 
     bookstore_app::for_each_stack!(under_test);
 
+    /// The composed stack `F` + `C` + `A` as its framework's binary serves it.
+    fn composed<F: bookstore_any::Framework, C: Codec, A: bookstore_any::Access>() -> Stack {
+        let tags = bookstore_any::tags::<F, C, A>();
+        let info = bookstore_app::stacks::composed_of(tags).expect("a triple of the registry");
+        Stack {
+            identity: info.identity,
+            tags: [tags.framework, tags.serializer, tags.access, "benchmark"],
+            db_calls: info.db_calls,
+            serve: bookstore_any::serve::<F, C, A>,
+        }
+    }
+
+    macro_rules! composed_under_test {
+        ($(($constant:ident, $test:ident, $framework:ty, $codec:ty, $access:ty),)+) => {
+            $(
+                #[doc = concat!("The composed stack of `", stringify!($framework), "`, `", stringify!($codec), "`, `", stringify!($access), "`.")]
+                pub static $constant: std::sync::LazyLock<Stack> =
+                    std::sync::LazyLock::new(composed::<$framework, $codec, $access>);
+            )+
+
+            /// The composed stacks under test, as [`for_each_composed_under_test!`] lists them.
+            pub fn composed_under_test() -> Vec<Stack> {
+                vec![$(*$constant,)+]
+            }
+        };
+    }
+
+    crate::for_each_composed_under_test!(composed_under_test);
+
     #[cfg(test)]
     mod tests {
         use super::*;
-        use bookstore_app::stacks::{AXIS_PAIRS, Axis};
-
-        fn tags(identity: Identity) -> [&'static str; 4] {
-            ALL.iter().find(|s| s.identity == identity).expect("a stack of the registry").tags
-        }
+        use bookstore_app::stacks::AXIS_PAIRS;
 
         #[test]
-        fn each_axis_pair_differs_in_the_axes_it_claims_and_no_other() {
+        fn each_preset_axis_pair_differs_in_its_stacks_own_types_where_it_claims() {
+            // The registry's tags are checked against the pairs (bookstore_app's tests)
+            // and against each preset's types at compile time; here the types' tags
+            // themselves, as small-json reports them.
+            let tags = |name: &str| ALL.iter().find(|s| s.identity.service == name).map(|s| s.tags);
+            let mut checked = 0;
             for pair in AXIS_PAIRS {
-                let (a, b) = (tags(pair.baseline.identity), tags(pair.changed.identity));
-                for (axis, tag) in [(Axis::Framework, 0), (Axis::Serializer, 1), (Axis::Access, 2)]
-                {
-                    assert_eq!(
-                        a[tag] != b[tag],
-                        pair.axes.contains(&axis),
-                        "{} → {}: {axis:?} ({} vs {})",
-                        pair.baseline.identity.service,
-                        pair.changed.identity.service,
-                        a[tag],
-                        b[tag]
-                    );
+                let (Some(a), Some(b)) = (tags(pair.baseline), tags(pair.changed)) else {
+                    continue;
+                };
+                for (index, axis) in bookstore_app::stacks::Axis::ALL.into_iter().enumerate() {
+                    assert_eq!(a[index] != b[index], pair.axes.contains(&axis), "{pair:?}");
                 }
+                checked += 1;
             }
+            assert_eq!(checked, 4, "the four pairs among the presets");
         }
 
         #[test]
@@ -109,7 +136,41 @@ pub mod stacks {
             let tested: Vec<&str> = ALL.iter().map(|s| s.identity.service).collect();
             assert_eq!(registry, tested);
         }
+
+        #[test]
+        fn the_composed_stacks_under_test_hold_every_access_on_axum_and_every_framework_on_diesel_async()
+         {
+            let tested: Vec<[&str; 4]> = composed_under_test().iter().map(|s| s.tags).collect();
+            for access in bookstore_app::stacks::ACCESSES {
+                assert!(tested.contains(&["axum", "serde_json", access.tag, "benchmark"]));
+            }
+            for framework in bookstore_app::stacks::FRAMEWORKS {
+                assert!(tested.contains(&[
+                    framework.tag,
+                    "serde_json",
+                    "diesel-async",
+                    "benchmark"
+                ]));
+            }
+        }
     }
+}
+
+/// Calls `$callback!` with the composed stacks the conformance suite tests beside the
+/// presets, one line each: `(STATIC, test_name, Framework, Codec, Access)`. Every access
+/// on one framework (axum) and every framework on one access (diesel-async); all 27 are
+/// checked for their tags by `tests/conformance/composed.rs`.
+#[macro_export]
+macro_rules! for_each_composed_under_test {
+    ($callback:ident) => {
+        $callback! {
+            (AXUM_SERDE_JSON_SQLX, axum_serde_json_sqlx, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::Sqlx),
+            (AXUM_SERDE_JSON_DIESEL, axum_serde_json_diesel, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::Diesel),
+            (AXUM_SERDE_JSON_DIESEL_ASYNC, axum_serde_json_diesel_async, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
+            (ACTIX_WEB_SERDE_JSON_DIESEL_ASYNC, actix_web_serde_json_diesel_async, actix_web_any::ActixWeb, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
+            (HYPER_SERDE_JSON_DIESEL_ASYNC, hyper_serde_json_diesel_async, hyper_any::Hyper, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
+        }
+    };
 }
 
 /// How long a test waits for a server to answer `/health` after start.

@@ -241,10 +241,10 @@ fn measure_stack(
     entry: &mut StackFaults,
 ) -> anyhow::Result<()> {
     let name = stack.identity.service;
-    let db_name = format!("faults_{}", name.replace('-', "_"));
+    let db_name = format!("faults_{}", name.replace(|c: char| !c.is_alphanumeric(), "_"));
     let url = database.fresh(&db_name)?;
-    let args = options.tuning.args(stack.db_calls);
-    let binary = options.bin_dir.join(name);
+    let args = stack.args(&options.tuning);
+    let binary = options.bin_dir.join(stack.binary);
     let log = logs.join(format!("{name}.log"));
     let mut server = ServerProcess::start(name, &binary, &args, &[("DATABASE_URL", &url)], log)
         .map_err(anyhow::Error::msg)?;

@@ -42,8 +42,7 @@ pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
     let axes = bookstore_app::stacks::AXIS_PAIRS
         .iter()
         .map(|pair| {
-            let (baseline, changed) =
-                (pair.baseline.identity.service, pair.changed.identity.service);
+            let (baseline, changed) = (pair.baseline, pair.changed);
             (pair.title.to_owned(), baseline.to_owned(), changed.to_owned(), pair.note.to_owned())
         })
         .filter(|(_, a, b, _)| measured(a) && measured(b));

@@ -193,8 +193,8 @@ fn table(
     let counterpart = |blocking: &str| {
         bookstore_app::stacks::AXIS_PAIRS
             .iter()
-            .find(|pair| pair.axes == [Axis::Access] && pair.changed.identity.service == blocking)
-            .map(|pair| pair.baseline.identity.service)
+            .find(|pair| pair.axes == [Axis::Access] && pair.changed == blocking)
+            .map(|pair| pair.baseline)
     };
     let reference = |p: &Party| {
         let stack = counterpart(p.stack)?;

@@ -39,9 +39,15 @@
 //!   with (members − 1) × (rounds − 1) degrees of freedom, assuming the members equally
 //!   noisy — which a twin in the run checks.
 //!
+//! - **Effects of a factor across a grid.** Where every framework × serializer × access
+//!   combination is measured in the same rounds, a factor's effect is the ratio of the
+//!   geometric means of its levels' cells, round by round ([`factorial`]), judged as any
+//!   pair.
+//!
 //! [`min_detectable_ratio`] answers the other question a reader has: how large a difference could this run
 //! have seen?
 
+pub mod factorial;
 mod family;
 mod group;
 mod judge;

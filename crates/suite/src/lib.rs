@@ -299,19 +299,24 @@ impl SuiteOptions {
                 .stacks
                 .iter()
                 .chain(self.variants.iter().map(|v| &v.stack))
-                .map(|s| s.identity.service)
+                .map(|s| s.binary)
                 .collect(),
         };
         if self.ceilings {
             needed.push(RESPONDER);
         }
+        needed.sort_unstable();
+        needed.dedup();
         let missing: Vec<&str> =
             needed.into_iter().filter(|name| !self.bin_dir.join(name).is_file()).collect();
         if !missing.is_empty() {
+            // A composed stack's binary is not in the main job's default build.
+            let packages: Vec<String> = missing.iter().map(|name| format!("-p {name}")).collect();
             anyhow::bail!(
-                "{} not found in {}: build them with `cargo build --release --bins` (or point --bin-dir at them)",
+                "{} not found in {}: build them with `cargo build --release {}` (or point --bin-dir at them)",
                 missing.join(", "),
-                self.bin_dir.display()
+                self.bin_dir.display(),
+                packages.join(" ")
             );
         }
         Ok(())

@@ -43,11 +43,10 @@ impl Suite<'_> {
             if self.stopped() {
                 break;
             }
-            let binary_name = stack.identity.service;
-            let database = format!("bench_{}", label.replace(['-', '.'], "_"));
+            let database = format!("bench_{}", label.replace(|c: char| !c.is_alphanumeric(), "_"));
             let mut url = self.database.fresh(&database)?;
             let mut relay_pid = None;
-            let mut args = self.options.tuning.args(stack.db_calls);
+            let mut args = stack.args(&self.options.tuning);
             if let Some(variant) = &variant {
                 args = variant.apply(&args);
             }
@@ -55,7 +54,7 @@ impl Suite<'_> {
             let index = self.add_stack(name, None);
             if let Some(variant) = &variant {
                 let entry = &mut self.results.stacks[index];
-                entry.variant_of = Some(binary_name.to_owned());
+                entry.variant_of = Some(stack.identity.service.to_owned());
                 entry.args = variant.args.clone();
                 entry.db_latency_us = variant.db_latency.map(|l| l.as_micros() as u64);
                 entry.idle_connections = variant.idle_connections;
@@ -73,7 +72,7 @@ impl Suite<'_> {
                     }
                 }
             }
-            let binary = self.options.bin_dir.join(binary_name);
+            let binary = self.options.bin_dir.join(stack.binary);
             // In the environment, not the arguments: those are visible to every user in `ps`.
             let env = [("DATABASE_URL", url.as_str())];
             let log = self.logs.join(format!("{name}.log"));

@@ -1,4 +1,4 @@
-//! The five stacks are interchangeable: the same request sequence — every route, every
+//! The stacks under test (the five presets and the composed ones) are interchangeable: the same request sequence — every route, every
 //! error case, the writes in the same order — gives identical status codes and identical
 //! JSON bodies from each, once the values that must differ (the stack's `service` and
 //! `tags`) or cannot repeat (timestamps, checkout ids) are replaced by placeholders.
@@ -178,8 +178,8 @@ fn normalize(value: Value) -> Value {
 async fn every_stack_answers_the_same_requests_identically() {
     let steps = sequence();
     let mut transcripts = Vec::new();
-    for stack in stacks::ALL {
-        let app = TestApp::spawn(stack).await;
+    for stack in stacks::ALL.iter().copied().chain(stacks::composed_under_test()) {
+        let app = TestApp::spawn(&stack).await;
         let mut transcript = Vec::new();
         for step in &steps {
             let response = step.send(&app.client()).await;

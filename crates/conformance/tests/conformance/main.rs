@@ -13,7 +13,7 @@ use bookstore_conformance::{
 use bookstore_fixture::seed;
 use serde_json::{Value, json};
 
-/// One `#[tokio::test]` per stack of the registry, each `check`ing the stack spawned with
+/// One `#[tokio::test]` per stack under test (the presets and the composed ones), each `check`ing the stack spawned with
 /// `adjust` (both defined where this expands).
 macro_rules! tests_per_stack {
     ($(($constant:ident, $krate:ident, $($rest:tt)*),)+) => {
@@ -26,7 +26,7 @@ macro_rules! tests_per_stack {
     };
 }
 
-/// Expands one behaviour into a test per stack of the registry.
+/// Expands one behaviour into a test per stack under test.
 macro_rules! conformance {
     ($name:ident, |$app:ident| $body:block) => {
         conformance!($name, config = |_config| {}, |$app| $body);
@@ -42,6 +42,7 @@ macro_rules! conformance {
             async fn check($app: &TestApp) $body
 
             bookstore_app::for_each_stack!(tests_per_stack);
+            bookstore_conformance::for_each_composed_under_test!(tests_per_stack);
         }
     };
 }
@@ -59,6 +60,7 @@ async fn stock_and_checkouts(app: &TestApp, id: i64) -> (i32, i64) {
 }
 
 mod checkouts;
+mod composed;
 mod cross_stack;
 mod hostile;
 mod reads;

@@ -138,13 +138,15 @@ impl Server {
         addr: SocketAddr,
         env: &[(&str, &std::ffi::OsStr)],
     ) -> Self {
-        let binary = bin_dir().join(stack.identity.service);
+        let info = bookstore_app::stacks::find(stack.identity.service).expect("a registry stack");
+        let binary = bin_dir().join(info.binary);
         assert!(
             binary.is_file(),
             "{} is not built: run `cargo build --workspace --bins` first (scripts/test.sh does)",
             binary.display()
         );
         let child = Command::new(&binary)
+            .args(info.launch_args())
             .env("DATABASE_URL", database_url)
             .env("BIND", addr.to_string())
             .env("DB_POOL_MAX", "4")

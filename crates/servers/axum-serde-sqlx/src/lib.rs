@@ -20,9 +20,9 @@ use bookstore_app::{ServerConfig, Shutdown};
 pub type Codec = bookstore_codec::SerdeJson;
 /// Its store (small-json's third tag is its `Store::ACCESS`).
 pub type Store = bookstore_store_sqlx::SqlxStore;
-/// Its entry in the registry: name, framework, port.
+/// Its entry in the registry: name, port, tags (checked against the types above).
 pub const STACK: StackInfo = bookstore_app::stacks::AXUM_SERDE_SQLX;
-bookstore_app::check_framework!(STACK, bookstore_web_axum::FRAMEWORK);
+bookstore_app::check_stack!(STACK, bookstore_web_axum::FRAMEWORK, Codec, Store);
 
 /// Serves on `listener` until `shutdown` completes.
 pub fn serve(

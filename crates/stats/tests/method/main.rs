@@ -2,6 +2,7 @@
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
 //! cancels), and per-measurement noise sized like a kept run's ([`PAIR_SD`]).
 
+mod factorial;
 mod pooled;
 mod sequential;
 
@@ -28,7 +29,7 @@ impl Normal {
         ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
-    fn next(&mut self) -> f64 {
+    pub(crate) fn next(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }

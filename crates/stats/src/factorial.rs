@@ -1,0 +1,206 @@
+//! A full factorial of three factors (framework × serializer × access), every cell measured
+//! in the same rounds: the additive model's effects as ratios, and its two-way
+//! interactions, each as a pair of values per round that [`crate::judge`] compares.
+//!
+//! With every cell in every round the design is balanced, so the least-squares fit of the
+//! additive model `ln rate = round + framework + serializer + access` estimates a factor's
+//! effect, level `l` against a baseline `b`, as the difference of the two levels' mean log
+//! rates — here taken round by round: in round r, `ln B_r − ln A_r` where `A_r` and `B_r`
+//! are the geometric means of the cells at `b` and at `l`. Each round then gives one value
+//! of the contrast, its machine drift cancelled as in any pair of the suite, and the rounds
+//! give its interval: the verdict method ([`crate::Samples::Paired`]) applied to a contrast
+//! of cells rather than to two cells. It needs no assumption that the model is right; an
+//! effect is then the mean over the other factors' levels of the grid.
+//!
+//! A two-way interaction is the difference of differences of the cell means over the
+//! third factor: how much the ratio of level `l1` to `b1` of one factor changes between
+//! level `b2` and `l2` of another. Zero when the two factors' effects add up on the log
+//! scale.
+
+use std::collections::BTreeMap;
+
+/// The number of factors.
+pub const FACTORS: usize = 3;
+
+/// A cell of the grid: one level index per factor.
+pub type Cell = [usize; FACTORS];
+
+/// The grid's cells with their values by round (keys of type `K`, as the suite's round
+/// keys), the rounds restricted to those in which every cell has a positive value.
+#[derive(Debug, Clone)]
+pub struct Grid<K> {
+    levels: [usize; FACTORS],
+    /// Per cell, `ln value` in each shared round, in round order.
+    logs: BTreeMap<Cell, Vec<f64>>,
+    rounds: Vec<K>,
+}
+
+impl<K: Ord + Clone> Grid<K> {
+    /// The grid of `cells`, or `None` unless they fill every combination of `levels`
+    /// exactly once and share at least two rounds with positive values.
+    pub fn new(levels: [usize; FACTORS], cells: &BTreeMap<Cell, BTreeMap<K, f64>>) -> Option<Self> {
+        let expected: usize = levels.iter().product();
+        if expected == 0
+            || cells.len() != expected
+            || cells.keys().any(|cell| cell.iter().zip(levels).any(|(&l, n)| l >= n))
+        {
+            return None;
+        }
+        let mut shared: Vec<K> = cells.values().next()?.keys().cloned().collect();
+        shared.retain(|round| {
+            cells.values().all(|by_round| by_round.get(round).is_some_and(|v| *v > 0.0))
+        });
+        if shared.len() < 2 {
+            return None;
+        }
+        let logs = cells
+            .iter()
+            .map(|(cell, by_round)| (*cell, shared.iter().map(|r| by_round[r].ln()).collect()))
+            .collect();
+        Some(Self { levels, logs, rounds: shared })
+    }
+
+    /// The rounds every cell shares, in order.
+    pub fn rounds(&self) -> &[K] {
+        &self.rounds
+    }
+
+    /// The levels of each factor.
+    pub fn levels(&self) -> [usize; FACTORS] {
+        self.levels
+    }
+
+    /// Round by round, the mean log value of the cells `select` admits.
+    fn mean_logs(&self, select: impl Fn(&Cell) -> bool) -> Vec<f64> {
+        let chosen: Vec<&Vec<f64>> =
+            self.logs.iter().filter(|(cell, _)| select(cell)).map(|(_, logs)| logs).collect();
+        (0..self.rounds.len())
+            .map(|r| chosen.iter().map(|logs| logs[r]).sum::<f64>() / chosen.len() as f64)
+            .collect()
+    }
+
+    /// The main effect of `factor`, `level` against `baseline`: per round `(A_r, B_r)`,
+    /// the geometric means of the cells at `baseline` and at `level`.
+    pub fn main_effect(&self, factor: usize, level: usize, baseline: usize) -> Vec<(f64, f64)> {
+        let at = |l: usize| self.mean_logs(|cell| cell[factor] == l);
+        pairs(&at(baseline), &at(level))
+    }
+
+    /// The interaction of factors `f1` and `f2`: how much `f1`'s effect of `l1` against
+    /// `b1` changes from `f2` at `b2` to `f2` at `l2` — per round `(A_r, B_r)` with
+    /// `ln(B_r / A_r) = m(l1,l2) − m(b1,l2) − m(l1,b2) + m(b1,b2)`, `m` the mean log of the
+    /// cells at those two levels.
+    pub fn interaction(
+        &self,
+        (f1, l1, b1): (usize, usize, usize),
+        (f2, l2, b2): (usize, usize, usize),
+    ) -> Vec<(f64, f64)> {
+        let m = |x: usize, y: usize| self.mean_logs(|cell| cell[f1] == x && cell[f2] == y);
+        let (changed, base, across, along) = (m(l1, l2), m(b1, b2), m(b1, l2), m(l1, b2));
+        let a: Vec<f64> = across.iter().zip(&along).map(|(x, y)| x + y).collect();
+        let b: Vec<f64> = changed.iter().zip(&base).map(|(x, y)| x + y).collect();
+        // Both sides shifted by the same amount per round: the ratio is what counts, and
+        // values near the rates' own size keep `exp` far from overflow.
+        let shift: Vec<f64> = a.iter().map(|x| x / 2.0).collect();
+        pairs(
+            &a.iter().zip(&shift).map(|(x, s)| x - s).collect::<Vec<_>>(),
+            &b.iter().zip(&shift).map(|(x, s)| x - s).collect::<Vec<_>>(),
+        )
+    }
+}
+
+fn pairs(a_logs: &[f64], b_logs: &[f64]) -> Vec<(f64, f64)> {
+    a_logs.iter().zip(b_logs).map(|(a, b)| (a.exp(), b.exp())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 3×3×3 grid whose log rate is `effects` summed (plus a round drift), exactly.
+    fn additive(rounds: usize, effects: [[f64; 3]; 3], interaction: f64) -> Grid<usize> {
+        let mut cells = BTreeMap::new();
+        for f in 0..3 {
+            for s in 0..3 {
+                for a in 0..3 {
+                    let extra = if f == 1 && a == 2 { interaction } else { 0.0 };
+                    let by_round = (0..rounds)
+                        .map(|r| {
+                            let drift = 0.2 * (r as f64).sin();
+                            (
+                                r,
+                                (9.0 + drift
+                                    + effects[0][f]
+                                    + effects[1][s]
+                                    + effects[2][a]
+                                    + extra)
+                                    .exp(),
+                            )
+                        })
+                        .collect();
+                    cells.insert([f, s, a], by_round);
+                }
+            }
+        }
+        Grid::new([3, 3, 3], &cells).unwrap()
+    }
+
+    fn log_ratios(pairs: &[(f64, f64)]) -> Vec<f64> {
+        pairs.iter().map(|(a, b)| (b / a).ln()).collect()
+    }
+
+    #[test]
+    fn main_effects_are_the_factor_s_own_ratio_whatever_the_drift() {
+        let grid = additive(4, [[0.0, 0.1, -0.2], [0.0, 0.05, 0.3], [0.0, -0.4, 0.02]], 0.0);
+        for (factor, level, want) in [(0, 1, 0.1), (0, 2, -0.2), (1, 2, 0.3), (2, 1, -0.4)] {
+            for d in log_ratios(&grid.main_effect(factor, level, 0)) {
+                assert!((d - want).abs() < 1e-9, "factor {factor} level {level}: {d}");
+            }
+        }
+        // Against another baseline: the difference of the two levels.
+        for d in log_ratios(&grid.main_effect(2, 2, 1)) {
+            assert!((d - 0.42).abs() < 1e-9);
+        }
+        // No interaction in an additive grid.
+        for d in log_ratios(&grid.interaction((0, 1, 0), (2, 2, 0))) {
+            assert!(d.abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn an_interaction_shows_in_its_contrast_and_a_third_of_it_in_the_main_effect() {
+        // Framework 1 with access 2 is 0.3 faster than the effects add up to.
+        let grid = additive(3, [[0.0; 3]; 3], 0.3);
+        for d in log_ratios(&grid.interaction((0, 1, 0), (2, 2, 0))) {
+            assert!((d - 0.3).abs() < 1e-9, "{d}");
+        }
+        for d in log_ratios(&grid.interaction((0, 2, 0), (2, 2, 0))) {
+            assert!(d.abs() < 1e-9, "{d}");
+        }
+        // The main effect of framework 1 averages over the three accesses.
+        for d in log_ratios(&grid.main_effect(0, 1, 0)) {
+            assert!((d - 0.1).abs() < 1e-9, "{d}");
+        }
+    }
+
+    #[test]
+    fn a_grid_with_a_cell_missing_or_fewer_than_two_shared_rounds_is_refused() {
+        let cell = |rounds: &[usize]| rounds.iter().map(|&r| (r, 100.0)).collect();
+        let mut cells: BTreeMap<Cell, BTreeMap<usize, f64>> = BTreeMap::new();
+        for f in 0..2 {
+            for s in 0..2 {
+                for a in 0..2 {
+                    cells.insert([f, s, a], cell(&[0, 1, 2]));
+                }
+            }
+        }
+        assert_eq!(Grid::new([2, 2, 2], &cells).unwrap().rounds(), [0, 1, 2]);
+        assert!(Grid::new([2, 2, 3], &cells).is_none(), "a level with no cells");
+        cells.insert([1, 1, 1], cell(&[2, 3]));
+        assert!(Grid::new([2, 2, 2], &cells).is_none(), "one shared round");
+        cells.insert([1, 1, 1], cell(&[1, 2]));
+        assert_eq!(Grid::new([2, 2, 2], &cells).unwrap().rounds(), [1, 2]);
+        cells.remove(&[0, 0, 0]);
+        assert!(Grid::new([2, 2, 2], &cells).is_none());
+    }
+}
