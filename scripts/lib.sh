@@ -44,13 +44,14 @@ run_packages() {
 }
 
 # For the study scripts: PostgreSQL's binaries, and the release binaries a run starts in
-# BIN_DIR — those given (BIN_DIR=… set by the caller), else built into target/release.
+# BIN_DIR — those given (BIN_DIR=… set by the caller), else built into target/release, with
+# any further packages named as arguments (`-p axum-any …`: the composed stacks).
 release_binaries() {
     ensure_pg_binaries
     if [ -z "${BIN_DIR:-}" ]; then
         require_cargo
         # shellcheck disable=SC2046 # one -p argument per word
-        cargo build --release --locked $(run_packages)
+        cargo build --release --locked $(run_packages) "$@"
         BIN_DIR=target/release
     fi
 }

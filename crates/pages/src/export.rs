@@ -70,6 +70,12 @@ pub struct Row {
     pub capacity_rps_median: Option<f64>,
     pub capacity_rps_min: Option<f64>,
     pub capacity_rps_max: Option<f64>,
+    /// An `axis_effect`, `axis_interaction` or `layout` row (a grid of composed stacks):
+    /// the axis (`framework`, `serializer`, `access style`, `access library`, `access`;
+    /// `interaction`; `layout`), its `stack` the contrast (`sonic-rs ÷ serde_json`, or the
+    /// composed stack against its preset), its `vs_first_*` the ratio and interval, its
+    /// `standing` the verdict (`higher`, `lower`, `not_distinguishable`).
+    pub axis: Option<&'static str>,
 }
 
 impl Row {
@@ -105,7 +111,39 @@ impl Row {
             capacity_rps_median: None,
             capacity_rps_min: None,
             capacity_rps_max: None,
+            axis: None,
         }
+    }
+
+    /// A row of a judged contrast of the grid (`load` `axis_effect`, `axis_interaction`,
+    /// `layout`).
+    fn contrast(
+        scenario: &str,
+        concurrency: u32,
+        load: &'static str,
+        axis: &'static str,
+        label: String,
+        comparison: Option<&Comparison>,
+    ) -> Self {
+        Self {
+            concurrency: Some(concurrency),
+            rounds: comparison.map_or(0, |c| c.n),
+            vs_first_ratio: comparison.map(|c| c.ratio),
+            vs_first_low: comparison.map(|c| c.low),
+            vs_first_high: comparison.map(|c| c.high),
+            standing: comparison.map_or("", |c| verdict_name(c.verdict)),
+            axis: Some(axis),
+            ..Self::blank(scenario, load, label)
+        }
+    }
+}
+
+/// A verdict as the rows name it.
+fn verdict_name(verdict: bookstore_stats::Verdict) -> &'static str {
+    match verdict {
+        bookstore_stats::Verdict::Higher => "higher",
+        bookstore_stats::Verdict::Lower => "lower",
+        bookstore_stats::Verdict::NotDistinguishable => "not_distinguishable",
     }
 }
 
@@ -175,6 +213,33 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                 idle_connections: idle(&member.name),
                 ..Row::blank(&capacity.scenario, "capacity", member.name.clone())
             });
+        }
+    }
+    if let Some(study) = super::factorial::study(&dataset) {
+        for table in &study.tables {
+            let (scenario, c) = (table.scenario.as_str(), table.concurrency);
+            for effect in &table.effects {
+                let label = effect.label.clone();
+                let judged = effect.comparison.as_ref();
+                rows.push(Row::contrast(scenario, c, "axis_effect", effect.axis, label, judged));
+            }
+            if let Some((words, comparison, _, _)) = &table.interaction {
+                let (label, judged) = (words.clone(), Some(comparison));
+                rows.push(Row::contrast(
+                    scenario,
+                    c,
+                    "axis_interaction",
+                    "interaction",
+                    label,
+                    judged,
+                ));
+            }
+        }
+        for check in &study.layout {
+            let label = format!("{} ÷ {}", check.composed, check.preset);
+            let (scenario, c) = (check.scenario.as_str(), check.concurrency);
+            let judged = check.comparison.as_ref();
+            rows.push(Row::contrast(scenario, c, "layout", "layout", label, judged));
         }
     }
     for (stack, estimate, rounds) in super::connections::slopes(&dataset) {
@@ -344,7 +409,87 @@ pub fn markdown(runs: &[RunResults]) -> String {
             let _ = writeln!(out, "| `{scenario}` | {} |", cells.join(" | "));
         }
     }
+    out.push_str(&markdown_axes(&rows));
     out
+}
+
+/// The grid's effects as Markdown, one table per concurrency: a row per axis contrast, a
+/// column per scenario, each cell the ratio with its interval (`≈` where not
+/// distinguishable from 1); then the layout check. Empty without a grid.
+pub fn markdown_axes(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let effects: Vec<&Row> =
+        rows.iter().filter(|r| matches!(r.load, "axis_effect" | "axis_interaction")).collect();
+    let mut concurrencies: Vec<u32> = effects.iter().filter_map(|r| r.concurrency).collect();
+    concurrencies.dedup();
+    for c in concurrencies {
+        let at: Vec<&&Row> = effects.iter().filter(|r| r.concurrency == Some(c)).collect();
+        let mut scenarios: Vec<&str> = Vec::new();
+        let mut contrasts: Vec<(&str, &str)> = Vec::new();
+        for row in &at {
+            if !scenarios.contains(&row.scenario.as_str()) {
+                scenarios.push(&row.scenario);
+            }
+            let key = (row.axis.unwrap_or(""), row.stack.as_str());
+            if row.load == "axis_effect" && !contrasts.contains(&key) {
+                contrasts.push(key);
+            }
+        }
+        let _ =
+            writeln!(out, "\n**What each axis costs, c = {c}** (rate ratio, level ÷ baseline)\n");
+        let header: Vec<String> = scenarios.iter().map(|s| format!("`{s}`")).collect();
+        let _ = writeln!(out, "| axis | level ÷ baseline | {} |", header.join(" | "));
+        let _ = writeln!(out, "|---|---|{}", "---|".repeat(scenarios.len()));
+        let cell = |row: Option<&&&Row>| row.map_or("–".to_owned(), |r| contrast_cell(r));
+        for (axis, label) in &contrasts {
+            let cells: Vec<String> =
+                scenarios
+                    .iter()
+                    .map(|s| {
+                        cell(at.iter().find(|r| {
+                            r.load == "axis_effect" && r.scenario == *s && r.stack == *label
+                        }))
+                    })
+                    .collect();
+            let _ = writeln!(out, "| {axis} | {label} | {} |", cells.join(" | "));
+        }
+        let interactions: Vec<String> = scenarios
+            .iter()
+            .map(|s| {
+                at.iter()
+                    .find(|r| r.load == "axis_interaction" && r.scenario == *s)
+                    .map_or("–".to_owned(), |r| format!("{}: {}", r.stack, contrast_cell(r)))
+            })
+            .collect();
+        let _ = writeln!(out, "| largest interaction | | {} |", interactions.join(" | "));
+    }
+    let layout: Vec<&Row> = rows.iter().filter(|r| r.load == "layout").collect();
+    if !layout.is_empty() {
+        let _ = writeln!(out, "\n**Layout check** (each composed triple's rate ÷ its preset's)\n");
+        let _ = writeln!(out, "| scenario | c | composed ÷ preset | ratio |\n|---|---|---|---|");
+        for row in layout {
+            let c = row.concurrency.map_or(String::new(), |c| c.to_string());
+            let _ = writeln!(
+                out,
+                "| `{}` | {c} | {} | {} |",
+                row.scenario,
+                row.stack,
+                contrast_cell(row)
+            );
+        }
+    }
+    out
+}
+
+/// A judged contrast as a Markdown cell: "0.87× [0.82–0.93]", "≈ 1.01× [0.97–1.05]".
+pub(crate) fn contrast_cell(row: &Row) -> String {
+    match (row.vs_first_ratio, row.vs_first_low, row.vs_first_high) {
+        (Some(ratio), Some(low), Some(high)) => {
+            let interval = format!("{}× [{}–{}]", digits(ratio), digits(low), digits(high));
+            if row.standing == "not_distinguishable" { format!("≈ {interval}") } else { interval }
+        }
+        _ => "–".to_owned(),
+    }
 }
 
 /// One stack's cell of a Markdown table.

@@ -20,6 +20,7 @@ mod deployment;
 mod efficiency;
 mod equal_load;
 pub mod export;
+mod factorial;
 mod headline;
 mod integrity;
 mod method;
@@ -101,6 +102,7 @@ struct Page {
     efficiency: Vec<efficiency::EfficiencyTable>,
     cpu_bound: Option<efficiency::CpuBound>,
     axes: Vec<axes::AxisTable>,
+    axis_costs: Option<factorial::Section>,
     deployment: Option<deployment::Deployment>,
     connections: Option<connections::Connections>,
     integrity: integrity::Integrity,
@@ -148,6 +150,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         efficiency: dataset.scenarios.iter().map(|s| efficiency::table(&dataset, s)).collect(),
         cpu_bound: efficiency::cpu_bound(&dataset),
         axes: axes::tables(&dataset),
+        axis_costs: factorial::section(&dataset),
         deployment: deployment::section(&dataset),
         connections: connections::section(&dataset),
         integrity: integrity::integrity(&dataset),

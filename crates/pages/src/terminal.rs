@@ -54,15 +54,16 @@ pub fn summary(runs: &[RunResults]) -> String {
         rate.as_ref().map_or(String::new(), |r| format!("p99 at {r}")),
     );
     let mut scenarios: Vec<&str> = Vec::new();
-    for row in &rows {
+    for row in rows.iter().filter(|r| r.load == "saturation") {
         if !scenarios.contains(&row.scenario.as_str()) {
             scenarios.push(&row.scenario);
         }
     }
     let mut reasons = Vec::new();
     for scenario in scenarios {
-        let saturated =
-            rows.iter().filter(|r| r.scenario == scenario && r.concurrency == Some(concurrency));
+        let saturated = rows.iter().filter(|r| {
+            r.load == "saturation" && r.scenario == scenario && r.concurrency == Some(concurrency)
+        });
         for (i, row) in saturated.enumerate() {
             let latency = rate.as_ref().and_then(|rate| {
                 rows.iter().find(|r| {
@@ -100,6 +101,34 @@ pub fn summary(runs: &[RunResults]) -> String {
     );
     for reason in reasons {
         let _ = writeln!(out, "{reason}");
+    }
+    let effects: Vec<&Row> = rows.iter().filter(|r| r.load == "axis_effect").collect();
+    if !effects.is_empty() {
+        let _ = writeln!(
+            out,
+            "what each axis costs (rate ratio, level ÷ baseline; ≈: not distinguishable from 1):"
+        );
+    }
+    for row in effects {
+        let c = row.concurrency.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<19} c = {c:<4} {:<15} {:<24} {}",
+            row.scenario,
+            row.axis.unwrap_or(""),
+            row.stack,
+            super::export::contrast_cell(row)
+        );
+    }
+    let layout: Vec<&Row> = rows.iter().filter(|r| r.load == "layout").collect();
+    if !layout.is_empty() {
+        let called = layout.iter().filter(|r| matches!(r.standing, "higher" | "lower")).count();
+        let _ = writeln!(
+            out,
+            "layout check: {called} of {} presets called different from their triple composed, about {}% expected by chance",
+            layout.len(),
+            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+        );
     }
     let dataset = super::dataset::Dataset::new(runs);
     let tails = super::verdicts::twin_tail_calls(&dataset);

@@ -382,6 +382,7 @@ mod tests {
                 args: vec![],
                 db_latency_us: None,
                 idle_connections: None,
+                launch: Vec::new(),
                 validation: vec![Validation {
                     scenario: "checkoutCreate".into(),
                     passed: true,

@@ -38,11 +38,18 @@ struct Tracked {
     idle_since: Instant,
 }
 
+/// How often a connection that could not be opened is tried again, within the acquire
+/// timeout: while the database is down, attempts fail at once (connection refused), and a
+/// request waiting for a connection gets one within this of the database's return.
+const RECONNECT_INTERVAL: Duration = Duration::from_millis(50);
+
 /// bb8's manager of diesel-async connections, its checkout check a ping only of connections
 /// idle since a loss.
 struct Manager {
     database_url: String,
     lost: Arc<LostConnections>,
+    /// How long a connection is tried for: the acquire timeout.
+    retry_for: Duration,
 }
 
 impl bb8::ManageConnection for Manager {
@@ -50,10 +57,17 @@ impl bb8::ManageConnection for Manager {
     type Error = PoolError;
 
     async fn connect(&self) -> Result<Tracked, PoolError> {
-        let conn = AsyncPgConnection::establish(&self.database_url)
-            .await
-            .map_err(PoolError::ConnectionError)?;
-        Ok(Tracked { conn, idle_since: Instant::now() })
+        let deadline = Instant::now() + self.retry_for;
+        loop {
+            match AsyncPgConnection::establish(&self.database_url).await {
+                Ok(conn) => return Ok(Tracked { conn, idle_since: Instant::now() }),
+                Err(error) if Instant::now() + RECONNECT_INTERVAL < deadline => {
+                    tracing::debug!(%error, "diesel-async could not open a connection; trying again");
+                    tokio::time::sleep(RECONNECT_INTERVAL).await;
+                }
+                Err(error) => return Err(PoolError::ConnectionError(error)),
+            }
+        }
     }
 
     async fn is_valid(&self, tracked: &mut Tracked) -> Result<(), PoolError> {
@@ -122,13 +136,21 @@ impl Store for DieselAsyncStore {
             .await
             .map_err(|e| connect_error(e.to_string()))?;
         let lost = Arc::new(LostConnections::default());
-        let manager = Manager { database_url: settings.database_url.clone(), lost: lost.clone() };
+        let manager = Manager {
+            database_url: settings.database_url.clone(),
+            lost: lost.clone(),
+            retry_for: settings.acquire_timeout,
+        };
         let pool = bb8::Pool::builder()
             .max_size(connections)
             .min_idle(Some(connections))
             // `Manager::is_valid`: a ping only after a lost connection, else a clock read.
             .test_on_check_out(true)
             .connection_timeout(settings.acquire_timeout.max(Duration::from_millis(1)))
+            // A replacement retries at RECONNECT_INTERVAL (`Manager::connect`), not with
+            // bb8's own back-off to half the acquire timeout, with which the pool came back
+            // a second and more after the database (loadgen's faults test).
+            .retry_connection(false)
             .idle_timeout(None)
             .max_lifetime(None)
             .error_sink(Box::new(DebugLog))

@@ -359,12 +359,13 @@ impl SuiteOptions {
 /// The parity rules of SPEC §1 as the stacks apply them (recorded with every run).
 fn parity() -> Vec<String> {
     [
-        "pool min = max = pool_max, every connection opened before the server reports ready; a lost one replaced (r2d2 in the background, sqlx by the next request that needs one)",
-        "no liveness ping on checkout (sqlx test_before_acquire(false); r2d2's check on checkout no round trip), except that after a query finds its connection gone both ping, once, the connections idle since then",
+        "pool min = max = pool_max, every connection opened before the server reports ready; a lost one replaced (r2d2 in the background; sqlx, and bb8 in a task, by the next request that needs one)",
+        "no liveness ping on checkout (sqlx test_before_acquire(false); r2d2's and bb8's check on checkout no round trip), except that after a query finds its connection gone all three ping, once, the connections idle since then",
         "no idle timeout or maximum connection lifetime",
-        "prepared statements cached per connection: sqlx 100, diesel all (fixed texts through CachedSql, never sql_query)",
+        "prepared statements cached per connection: sqlx 100, diesel and diesel-async all (the same statements, bookstore-diesel-sql; fixed texts through CachedSql, never sql_query)",
         "one pooled connection per request; checkout runs one transaction on it",
-        "the same release profile, system allocator and RUSTFLAGS for all five binaries",
+        "diesel-async: AsyncPgConnection over tokio-postgres without TLS, a bb8 pool (min_idle = max_size, test_on_check_out with the lost-connection check only, connection_timeout = the acquire timeout, one connect attempt per replacement), awaited on the worker that took the request",
+        "the same release profile, system allocator and RUSTFLAGS for every binary, the composed stacks' framework binaries included",
         "identical flags for every stack: --pool-max, --workers, --blocking-threads (diesel stacks)",
     ]
     .map(str::to_owned)

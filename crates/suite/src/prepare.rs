@@ -52,6 +52,11 @@ impl Suite<'_> {
             }
             let name = label.as_str();
             let index = self.add_stack(name, None);
+            if stack.kind == bookstore_app::stacks::Kind::Composed {
+                let entry = &mut self.results.stacks[index];
+                entry.launch =
+                    std::iter::once(stack.binary.to_owned()).chain(stack.launch_args()).collect();
+            }
             if let Some(variant) = &variant {
                 let entry = &mut self.results.stacks[index];
                 entry.variant_of = Some(stack.identity.service.to_owned());
@@ -274,6 +279,7 @@ impl Suite<'_> {
             args: Vec::new(),
             db_latency_us: None,
             idle_connections: None,
+            launch: Vec::new(),
             validation: Vec::new(),
             cells: Vec::new(),
             equal_load: Vec::new(),

@@ -1,5 +1,5 @@
 //! `loadgen faults` end to end against the real stack binaries, on short windows: every
-//! stack survives its backends terminated and PostgreSQL restarted under load with the
+//! preset, and diesel-async (the access no preset has, composed on axum), survives its backends terminated and PostgreSQL restarted under load with the
 //! audit exact, and a stack that loses one acknowledged write is caught. Needs the
 //! workspace's binaries in the same target directory (`cargo build --workspace --bins`,
 //! which `scripts/test.sh` runs first).
@@ -24,8 +24,8 @@ use hyper::{Request, Response};
 fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|deps| deps.parent()).unwrap().to_owned();
-    for stack in bookstore_app::stacks::ALL {
-        let binary = stack.identity.service;
+    for stack in stacks() {
+        let binary = stack.binary;
         assert!(
             dir.join(binary).is_file(),
             "{binary} is not built in {}: run `cargo build --workspace --bins` first (scripts/test.sh does)",
@@ -33,6 +33,12 @@ fn bin_dir() -> PathBuf {
         );
     }
     dir
+}
+
+/// The stacks under faults: the presets, and diesel-async composed on axum.
+fn stacks() -> Vec<bookstore_app::stacks::StackInfo> {
+    let diesel_async = bookstore_app::stacks::find("axum+serde_json+diesel-async").unwrap();
+    bookstore_app::stacks::ALL.iter().copied().chain([diesel_async]).collect()
 }
 
 /// PostgreSQL stays down longer than the stacks' 2 s acquire timeout, so that requests
@@ -44,7 +50,7 @@ const RECOVERY_BOUND_MS: f64 = 5000.0;
 
 fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
     FaultsOptions {
-        stacks: bookstore_app::stacks::ALL.to_vec(),
+        stacks: stacks(),
         faults,
         load: FaultLoad {
             connections: 128,
@@ -93,7 +99,7 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
             .collect()
     };
     assert_eq!(outline(&saved), outline(&results));
-    assert_eq!(results.stacks.len(), 5);
+    assert_eq!(results.stacks.len(), stacks().len());
     for stack in &results.stacks {
         assert_eq!(stack.status, StackStatus::Measured, "{}: {:?}", stack.stack, stack.failure);
         assert_eq!(stack.faults.len(), 2);
@@ -129,7 +135,7 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
 
     // The reliability table has a row per stack with both faults survived.
     let table = bookstore_pages::reliability::markdown(std::slice::from_ref(&results));
-    for stack in bookstore_app::stacks::ALL {
+    for stack in stacks() {
         let row = table.lines().find(|l| l.starts_with(&format!("| {} |", stack.identity.service)));
         let row = row.unwrap_or_else(|| panic!("no row for {}: {table}", stack.identity.service));
         assert!(row.contains("| 2 of 2 |"), "{row}");

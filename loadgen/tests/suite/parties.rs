@@ -255,6 +255,55 @@ fn the_capacity_study_walks_its_rate_ladder_in_every_round_and_its_page_has_the_
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
 
+#[test]
+fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_effect() {
+    // scripts/factorial-study.sh --tiny: axum and hyper × serde_json and sonic-rs × diesel
+    // and diesel-async, and the preset axum-serde-diesel beside its triple; bookById and
+    // checkoutCreate at c=8, 2 rounds.
+    let _serial = serial();
+    let (results, page, _) = tiny_study("factorial-study.sh");
+    let names: Vec<&str> = results.stacks.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    assert!(names.contains(&"hyper+sonic-rs+diesel-async") && names.contains(&"axum-serde-diesel"));
+    for stack in &results.stacks {
+        assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
+        // A composed stack records the binary and flags that made it its triple.
+        let info = stacks::find(&stack.name).unwrap();
+        let launch: Vec<String> =
+            std::iter::once(info.binary.to_owned()).chain(info.launch_args()).collect();
+        let expected = if info.kind == stacks::Kind::Composed { launch } else { Vec::new() };
+        assert_eq!(stack.launch, expected, "{}", stack.name);
+        for cell in &stack.cells {
+            assert!(cell.problems.is_empty(), "{}: {:?}", stack.name, cell.problems);
+            if cell.scenario == "checkoutCreate" {
+                assert!(cell.audit.as_ref().is_some_and(|a| a.passed), "{}", stack.name);
+                // The same five statements per checkout, whatever the access.
+                let per_request = cell.sql.as_ref().map_or(0.0, |s| s.statements_per_request);
+                assert!((per_request - 5.0).abs() < 0.05, "{}: {per_request}", stack.name);
+            }
+        }
+    }
+    // Per scenario the grid's three effects, each a ratio with its interval, and the
+    // largest interaction; the preset against its triple.
+    for scenario in ["bookById", "checkoutCreate"] {
+        let table = page
+            .split(&format!("data-axis-costs=\"{scenario}:8\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("the effects of {scenario}"))
+            .split("</table>")
+            .next()
+            .unwrap();
+        for contrast in ["hyper ÷ axum", "sonic-rs ÷ serde_json", "diesel-async ÷ diesel"] {
+            let row = table.split("<tr>").find(|r| r.contains(contrast)).expect(contrast);
+            assert!(row.contains("× ["), "{row}");
+        }
+    }
+    assert!(page.contains("Largest interaction: "));
+    let layout = page.split("data-layout-check").nth(1).expect("the layout check");
+    assert!(layout.contains("axum+serde_json+diesel</td>"), "{layout}");
+    assert!(wait_for_no_children().is_empty(), "processes left behind");
+}
+
 /// Runs `scripts/<name> --tiny` with this build's binaries: its results, its page and what
 /// it said on stderr.
 fn tiny_study(name: &str) -> (RunResults, String, String) {

@@ -1,5 +1,6 @@
-//! SPEC §1's pool parity rules, checked on both stores through the `Store` interface the
-//! servers use: each test body is generic and runs once per store (`sqlx::…`, `diesel::…`).
+//! SPEC §1's pool parity rules, checked on the three stores through the `Store` interface
+//! the servers use: each test body is generic and runs once per store (`sqlx_store::…`,
+//! `diesel_store::…`, `diesel_async_store::…`).
 
 use std::time::Duration;
 
@@ -96,6 +97,12 @@ macro_rules! for_each_store {
             $(#[tokio::test]
             async fn $test() {
                 super::$test::<bookstore_store_diesel::DieselStore<bookstore_store_diesel::SpawnBlocking>>().await
+            })+
+        }
+        mod diesel_async_store {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test::<bookstore_store_diesel_async::DieselAsyncStore>().await
             })+
         }
     };

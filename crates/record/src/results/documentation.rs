@@ -171,6 +171,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             args: vec![String::new()],
             db_latency_us: Some(0),
             idle_connections: Some(1),
+            launch: vec!["axum-any".into(), "--serializer".into(), "sonic-rs".into()],
             validation: vec![Validation { scenario: String::new(), passed: true, problem: None }],
             cells: vec![cell()],
             equal_load: vec![open_cell()],

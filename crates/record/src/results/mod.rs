@@ -35,8 +35,9 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// latency and server threads and the CPU placement (additions: older files read without
 /// them), 8 since the order of a round (`settings.schedule`; an older file reads as
 /// `rotated`, the order it ran in), 9 since the sequential design, 10 since latency
-/// objectives (`settings.objectives`, an addition older files read without).
-pub const SCHEMA_VERSION: u32 = 10;
+/// objectives (`settings.objectives`, an addition older files read without), 11 since
+/// composed stacks (`stacks[].launch`, an addition older files read without).
+pub const SCHEMA_VERSION: u32 = 11;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -333,6 +334,11 @@ pub struct StackResults {
     /// (`--idle-connections`); absent when none were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_connections: Option<u64>,
+    /// For a composed stack (`axum+sonic-rs+diesel-async`): the binary that served it and
+    /// the flags that made it this triple (`["axum-any", "--serializer", "sonic-rs",
+    /// "--access", "diesel-async"]`); absent for a preset, whose binary is its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch: Vec<String>,
     /// The contract check of every scenario before measuring.
     pub validation: Vec<Validation>,
     /// Measured windows (one per scenario, concurrency and round), closed loop.

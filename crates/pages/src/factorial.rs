@@ -1,0 +1,466 @@
+//! Section 6c, for a run that measured a grid of composed stacks (`scripts/factorial-study.sh`:
+//! every framework × serializer × access triple in the same rounds): what each axis costs
+//! on its own, and whether the presets run as their triples do.
+//!
+//! Per scenario and concurrency, the additive model on log rate gives each axis level's
+//! effect against its baseline — the first framework and serializer of the registry
+//! (axum, serde_json); access split into its style (diesel-async ÷ diesel: one library,
+//! blocking → async), its library (sqlx ÷ diesel-async: both async) and both at once (sqlx
+//! ÷ diesel) — each a contrast of the grid's cells compared round by round by the verdict
+//! method (`bookstore_stats::factorial`), the effects of a table one family. The two-way
+//! interactions (every level pair against the baselines) are a family of their own; the
+//! largest by its estimate is shown with its interval.
+//!
+//! The layout check: a preset and the composed stack of the same triple run the same
+//! code, linked into another binary (Mytkowicz et al. 2009: code layout alone can move a
+//! benchmark). Each preset measured beside its triple is compared with it, the presets of a
+//! table one family.
+
+use std::collections::BTreeMap;
+
+use bookstore_app::stacks::{self, ACCESSES, Axis, FRAMEWORKS, Kind, SERIALIZERS, StackInfo};
+use bookstore_stats::factorial::{Cell, Grid};
+use bookstore_stats::{Comparison, Samples, judge};
+use serde::Serialize;
+
+use super::ComparisonText;
+use super::dataset::{Dataset, Metric, RoundKey, Target};
+
+/// The grid a run measured: the levels of each axis its composed stacks hold, in the
+/// registry's order, and the stack at each cell.
+#[derive(Debug)]
+struct Layout {
+    levels: [Vec<&'static str>; 3],
+    cells: BTreeMap<Cell, StackInfo>,
+    /// Triples of the grid's levels that were not measured.
+    missing: Vec<String>,
+}
+
+/// The registry's levels of `axis`, in order.
+fn registry_levels(axis: Axis) -> Vec<&'static str> {
+    match axis {
+        Axis::Framework => FRAMEWORKS.iter().map(|f| f.tag).collect(),
+        Axis::Serializer => SERIALIZERS.to_vec(),
+        Axis::Access => ACCESSES.iter().map(|a| a.tag).collect(),
+    }
+}
+
+/// The composed stacks among the run's parties, laid out as a grid; `None` without two.
+fn layout(dataset: &Dataset<'_>) -> Option<Layout> {
+    let composed: Vec<StackInfo> = dataset
+        .stacks
+        .iter()
+        .filter_map(|name| stacks::find(name).ok())
+        .filter(|s| s.kind == Kind::Composed)
+        .collect();
+    if composed.len() < 2 {
+        return None;
+    }
+    let levels = Axis::ALL.map(|axis| {
+        registry_levels(axis)
+            .into_iter()
+            .filter(|level| composed.iter().any(|s| s.tags.of(axis) == *level))
+            .collect::<Vec<_>>()
+    });
+    let mut cells = BTreeMap::new();
+    let mut missing = Vec::new();
+    for (f, framework) in levels[0].iter().enumerate() {
+        for (s, serializer) in levels[1].iter().enumerate() {
+            for (a, access) in levels[2].iter().enumerate() {
+                let tags = stacks::Tags { framework, serializer, access };
+                match composed.iter().find(|c| c.tags == tags) {
+                    Some(stack) => {
+                        cells.insert([f, s, a], *stack);
+                    }
+                    None => missing.push(tags.name()),
+                }
+            }
+        }
+    }
+    Some(Layout { levels, cells, missing })
+}
+
+/// A contrast the section shows: `(axis index, level, baseline)` with its words.
+#[derive(Debug, Clone)]
+struct Contrast {
+    factor: usize,
+    level: usize,
+    baseline: usize,
+    /// `framework`, `serializer`, `access style`, `access library`, `access`.
+    axis: &'static str,
+    /// `sonic-rs ÷ serde_json`.
+    label: String,
+}
+
+/// The main-effect contrasts of a grid with these `levels`.
+fn contrasts(levels: &[Vec<&'static str>; 3]) -> Vec<Contrast> {
+    let mut out = Vec::new();
+    for (factor, axis) in [(0, "framework"), (1, "serializer")] {
+        for level in 1..levels[factor].len() {
+            let label = format!("{} ÷ {}", levels[factor][level], levels[factor][0]);
+            out.push(Contrast { factor, level, baseline: 0, axis, label });
+        }
+    }
+    let access = &levels[2];
+    let at = |tag: &str| access.iter().position(|a| *a == tag);
+    let named = [
+        ("diesel-async", "diesel", "access style"),
+        ("sqlx", "diesel-async", "access library"),
+        ("sqlx", "diesel", "access"),
+    ];
+    for (changed, base, axis) in named {
+        if let (Some(level), Some(baseline)) = (at(changed), at(base)) {
+            let label = format!("{changed} ÷ {base}");
+            out.push(Contrast { factor: 2, level, baseline, axis, label });
+        }
+    }
+    out
+}
+
+/// An interaction's contrast: `(factor, level, baseline)` of each of the two axes.
+type Pairing = ((usize, usize, usize), (usize, usize, usize));
+
+/// Every two-way interaction contrast of a grid with these `levels`, each level pair against
+/// the baselines (the first framework and serializer; diesel for access where measured),
+/// with its words.
+fn interactions(levels: &[Vec<&'static str>; 3]) -> Vec<(Pairing, String)> {
+    let baseline = |factor: usize| match factor {
+        2 => levels[2].iter().position(|a| *a == "diesel").unwrap_or(0),
+        _ => 0,
+    };
+    let mut out = Vec::new();
+    for (f1, f2) in [(0, 1), (0, 2), (1, 2)] {
+        let (b1, b2) = (baseline(f1), baseline(f2));
+        for l1 in (0..levels[f1].len()).filter(|l| *l != b1) {
+            for l2 in (0..levels[f2].len()).filter(|l| *l != b2) {
+                let words = format!(
+                    "{} ÷ {} with {} against with {}",
+                    levels[f1][l1], levels[f1][b1], levels[f2][l2], levels[f2][b2]
+                );
+                out.push((((f1, l1, b1), (f2, l2, b2)), words));
+            }
+        }
+    }
+    out
+}
+
+/// One scenario × concurrency of the study.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub(crate) scenario: String,
+    pub(crate) concurrency: u32,
+    /// Rounds every cell of the grid shares.
+    pub(crate) rounds: usize,
+    /// The main effects, in the order of [`contrasts`]; `None` where the grid lacks rounds.
+    pub(crate) effects: Vec<Effect>,
+    /// The largest interaction by its estimate, and how many of how many were called.
+    pub(crate) interaction: Option<(String, Comparison, usize, usize)>,
+    /// Why the table has no effects: a cell disqualified, or too few shared rounds.
+    pub(crate) missing: Option<String>,
+}
+
+/// One main effect of a table.
+#[derive(Debug)]
+pub(crate) struct Effect {
+    pub(crate) axis: &'static str,
+    pub(crate) label: String,
+    pub(crate) comparison: Option<Comparison>,
+}
+
+/// One preset against its composed triple.
+#[derive(Debug)]
+pub(crate) struct LayoutCheck {
+    pub(crate) scenario: String,
+    pub(crate) concurrency: u32,
+    pub(crate) preset: String,
+    pub(crate) composed: String,
+    /// The composed stack's rate ÷ the preset's, the presets of the table one family.
+    pub(crate) comparison: Option<Comparison>,
+}
+
+/// The study's findings, for the page, the exports and the terminal.
+#[derive(Debug)]
+pub(crate) struct Study {
+    pub(crate) levels: [Vec<&'static str>; 3],
+    pub(crate) cells: usize,
+    pub(crate) missing: Vec<String>,
+    pub(crate) tables: Vec<Table>,
+    pub(crate) layout: Vec<LayoutCheck>,
+}
+
+/// The study of a run whose parties hold composed stacks; `None` where they do not.
+pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
+    let layout = layout(dataset)?;
+    let mut tables = Vec::new();
+    let mut checks = Vec::new();
+    for scenario in &dataset.scenarios {
+        let metric = Metric::for_scenario(scenario);
+        for &concurrency in &dataset.concurrency {
+            let windows =
+                |name: &str| dataset.cell(&Target::Stack(name.to_owned()), scenario, concurrency);
+            if layout.missing.is_empty() {
+                tables.push(table(&layout, scenario, concurrency, |name| {
+                    let cell = windows(name);
+                    match cell.disqualified() {
+                        Some(reason) => Err(format!("{name} disqualified: {reason}")),
+                        None => Ok(cell.by_round(|c| Some(metric.of(c)))),
+                    }
+                }));
+            }
+            checks.extend(layout_checks(dataset, scenario, concurrency, |name| {
+                let cell = windows(name);
+                cell.disqualified().is_none().then(|| cell.by_round(|c| Some(metric.of(c))))
+            }));
+        }
+    }
+    Some(Study {
+        levels: layout.levels.clone(),
+        cells: layout.cells.len(),
+        missing: layout.missing,
+        tables,
+        layout: checks,
+    })
+}
+
+/// The effects of one scenario × concurrency from each cell's `rates` by round (or why a
+/// cell has none).
+fn table(
+    layout: &Layout,
+    scenario: &str,
+    concurrency: u32,
+    rates: impl Fn(&str) -> Result<BTreeMap<RoundKey, f64>, String>,
+) -> Table {
+    let contrasts = contrasts(&layout.levels);
+    let mut table = Table {
+        scenario: scenario.to_owned(),
+        concurrency,
+        rounds: 0,
+        effects: contrasts
+            .iter()
+            .map(|c| Effect { axis: c.axis, label: c.label.clone(), comparison: None })
+            .collect(),
+        interaction: None,
+        missing: None,
+    };
+    let mut by_cell = BTreeMap::new();
+    for (cell, stack) in &layout.cells {
+        match rates(stack.identity.service) {
+            Ok(by_round) if !by_round.is_empty() => {
+                by_cell.insert(*cell, by_round);
+            }
+            Ok(_) => {
+                table.missing = Some(format!("{} not measured", stack.identity.service));
+                return table;
+            }
+            Err(reason) => {
+                table.missing = Some(reason);
+                return table;
+            }
+        }
+    }
+    let sizes = [0, 1, 2].map(|f| layout.levels[f].len());
+    let Some(grid) = Grid::new(sizes, &by_cell) else {
+        table.missing = Some("fewer than two rounds shared by every cell".into());
+        return table;
+    };
+    table.rounds = grid.rounds().len();
+    let pairs: Vec<Vec<(f64, f64)>> =
+        contrasts.iter().map(|c| grid.main_effect(c.factor, c.level, c.baseline)).collect();
+    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
+    for (effect, comparison) in table.effects.iter_mut().zip(judged) {
+        effect.comparison = comparison;
+    }
+    let interactions = interactions(&layout.levels);
+    let pairs: Vec<Vec<(f64, f64)>> =
+        interactions.iter().map(|((one, two), _)| grid.interaction(*one, *two)).collect();
+    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
+    let called = judged.iter().flatten().filter(|c| c.differs()).count();
+    table.interaction = interactions
+        .into_iter()
+        .zip(judged)
+        .filter_map(|((_, words), c)| Some((words, c?)))
+        .max_by(|(_, a), (_, b)| a.ratio.ln().abs().total_cmp(&b.ratio.ln().abs()))
+        .map(|(words, c)| (words, c, called, pairs.len()));
+    table
+}
+
+/// Each preset measured beside the composed stack of its triple, compared with it.
+fn layout_checks(
+    dataset: &Dataset<'_>,
+    scenario: &str,
+    concurrency: u32,
+    rates: impl Fn(&str) -> Option<BTreeMap<RoundKey, f64>>,
+) -> Vec<LayoutCheck> {
+    let pairs: Vec<(String, String)> = dataset
+        .stacks
+        .iter()
+        .filter_map(|name| stacks::find(name).ok())
+        .filter(|s| s.kind == Kind::Preset)
+        .filter_map(|preset| {
+            let composed = stacks::composed_of(preset.tags)?.identity.service;
+            dataset
+                .stacks
+                .iter()
+                .any(|s| s == composed)
+                .then(|| (preset.identity.service.to_owned(), composed.to_owned()))
+        })
+        .collect();
+    let samples: Vec<Vec<(f64, f64)>> = pairs
+        .iter()
+        .map(|(preset, composed)| match (rates(preset), rates(composed)) {
+            (Some(a), Some(b)) => bookstore_stats::shared_rounds(&a, &b),
+            _ => Vec::new(),
+        })
+        .collect();
+    let judged = judge(
+        &samples.iter().map(|s| (!s.is_empty()).then_some(Samples::Paired(s))).collect::<Vec<_>>(),
+    );
+    pairs
+        .into_iter()
+        .zip(judged)
+        .map(|((preset, composed), comparison)| LayoutCheck {
+            scenario: scenario.to_owned(),
+            concurrency,
+            preset,
+            composed,
+            comparison,
+        })
+        .collect()
+}
+
+/// The section as the page shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Section {
+    /// "3 frameworks (axum, …) × 3 serializers (…) × 3 accesses (…): 27 triples".
+    grid: String,
+    /// Triples of the grid not measured: then no effects.
+    missing: Vec<String>,
+    tables: Vec<TableView>,
+    /// Each preset against its triple, per table.
+    layout: Vec<LayoutView>,
+    /// "0 of 10 called different (…)".
+    layout_summary: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct TableView {
+    scenario: String,
+    concurrency: u32,
+    rounds: usize,
+    effects: Vec<EffectView>,
+    /// "hyper ÷ axum with sqlx against with diesel: 1.12× [1.02–1.23]; 1 of 12 called".
+    interaction: Option<String>,
+    missing: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct EffectView {
+    axis: &'static str,
+    label: String,
+    comparison: Option<ComparisonText>,
+}
+
+#[derive(Debug, Serialize)]
+struct LayoutView {
+    scenario: String,
+    concurrency: u32,
+    preset: String,
+    composed: String,
+    comparison: Option<ComparisonText>,
+}
+
+/// The section, when the run measured composed stacks.
+pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
+    let study = study(dataset)?;
+    let counted = |list: &[&str], one: &str, many: &str| {
+        let n = list.len();
+        format!("{n} {} ({})", if n == 1 { one } else { many }, list.join(", "))
+    };
+    let grid = format!(
+        "{} × {} × {}: {} triples",
+        counted(&study.levels[0], "framework", "frameworks"),
+        counted(&study.levels[1], "serializer", "serializers"),
+        counted(&study.levels[2], "access", "accesses"),
+        study.cells
+    );
+    let tables = study
+        .tables
+        .iter()
+        .map(|t| TableView {
+            scenario: t.scenario.clone(),
+            concurrency: t.concurrency,
+            rounds: t.rounds,
+            effects: t
+                .effects
+                .iter()
+                .map(|e| EffectView {
+                    axis: e.axis,
+                    label: e.label.clone(),
+                    comparison: e.comparison.map(ComparisonText::from),
+                })
+                .collect(),
+            interaction: t.interaction.as_ref().map(|(words, c, called, of)| {
+                format!("{words}: {}; {called} of {of} interactions called different", c.text())
+            }),
+            missing: t.missing.clone(),
+        })
+        .collect();
+    let judged: Vec<&Comparison> =
+        study.layout.iter().filter_map(|l| l.comparison.as_ref()).collect();
+    let layout_summary = (!judged.is_empty()).then(|| {
+        let called = judged.iter().filter(|c| c.differs()).count();
+        format!(
+            "{called} of {} presets called different from their triple composed (each table's presets one family at q = {}%: with no layout effect, a table calls any at most one time in twenty)",
+            judged.len(),
+            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+        )
+    });
+    let layout = study
+        .layout
+        .iter()
+        .map(|l| LayoutView {
+            scenario: l.scenario.clone(),
+            concurrency: l.concurrency,
+            preset: l.preset.clone(),
+            composed: l.composed.clone(),
+            comparison: l.comparison.map(ComparisonText::from),
+        })
+        .collect();
+    Some(Section { grid, missing: study.missing, tables, layout, layout_summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_grid_has_seven_effects_with_access_split_into_style_and_library() {
+        let levels = Axis::ALL.map(registry_levels);
+        let labels: Vec<(&str, String)> =
+            contrasts(&levels).into_iter().map(|c| (c.axis, c.label)).collect();
+        let want = [
+            ("framework", "actix-web ÷ axum"),
+            ("framework", "hyper ÷ axum"),
+            ("serializer", "simd-json ÷ serde_json"),
+            ("serializer", "sonic-rs ÷ serde_json"),
+            ("access style", "diesel-async ÷ diesel"),
+            ("access library", "sqlx ÷ diesel-async"),
+            ("access", "sqlx ÷ diesel"),
+        ];
+        assert_eq!(labels, want.map(|(a, l)| (a, l.to_owned())));
+        // 4 level pairs for each of the three pairs of axes.
+        let interactions = interactions(&levels);
+        assert_eq!(interactions.len(), 12);
+        assert!(
+            interactions.iter().any(|(_, w)| w == "hyper ÷ axum with sqlx against with diesel")
+        );
+    }
+
+    #[test]
+    fn a_grid_of_two_accesses_shows_the_one_contrast_between_them() {
+        let levels = [vec!["axum", "hyper"], vec!["serde_json"], vec!["diesel", "diesel-async"]];
+        let labels: Vec<String> = contrasts(&levels).into_iter().map(|c| c.label).collect();
+        assert_eq!(labels, ["hyper ÷ axum", "diesel-async ÷ diesel"]);
+        assert_eq!(interactions(&levels).len(), 1);
+    }
+}
