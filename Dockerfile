@@ -1,6 +1,7 @@
 # One image per binary of the workspace, chosen with STACK:
 #   docker build --build-arg STACK=axum-serde-sqlx -t bookstore-bench/axum-serde-sqlx .
-# STACK is one of the five stacks (SPEC §1) or `loadgen` (with the responder). Every image is
+# STACK is one of the five stacks (SPEC §1), `loadgen` (with the responder), or — with
+# IMAGES naming them — a composed stacks' framework binary (`axum-any`, …). Every image is
 # built with the same release profile and .cargo/config.toml flags as scripts/bench.sh
 # builds (SPEC §1 parity); the runtime image holds its binaries (libpq is linked
 # statically), stripped (`install -s`: the same code without its line tables, which only
@@ -14,6 +15,10 @@
 ARG RUST_VERSION=1.95.0
 
 FROM rust:${RUST_VERSION}-bookworm AS build
+# The images whose binaries this build makes: the six by default; the composed stacks'
+# services (docker-compose.yml's profile `composed`) name their three framework binaries
+# instead, so `docker compose up` never builds those.
+ARG IMAGES="axum-serde-sqlx axum-serde-diesel actix-serde-diesel actix-simd-sqlx hyper-sonic-sqlx loadgen"
 WORKDIR /src
 COPY . .
 # /out/<image>/ holds each image's binaries: a stack alone; the load generator with the
@@ -21,8 +26,9 @@ COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     set -e; \
-    images="axum-serde-sqlx axum-serde-diesel actix-serde-diesel actix-simd-sqlx hyper-sonic-sqlx loadgen"; \
-    set --; for image in $images responder; do set -- "$@" --bin "$image"; done; \
+    images="$IMAGES"; \
+    set --; for image in $images; do set -- "$@" --bin "$image"; done; \
+    case " $images " in *" loadgen "*) set -- "$@" --bin responder ;; esac; \
     cargo build --release --locked "$@"; \
     for image in $images; do \
         bins=$image; [ "$image" != loadgen ] || bins="loadgen responder"; \

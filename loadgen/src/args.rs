@@ -192,8 +192,9 @@ pub(crate) struct ReportArgs {
     #[arg(required = true)]
     pub(crate) results: Vec<PathBuf>,
     /// What to write: the HTML page; Markdown tables of the verdicts (for READMEs and pull
-    /// requests); one row per cell as CSV or JSON (units in the column names; see
-    /// crates/record/RESULTS.md, "Exports"); or the suite's closing summary as text.
+    /// requests), or (`md-axes`) only those of a grid of composed stacks' axes; one row per
+    /// cell as CSV or JSON (units in the column names; see crates/record/RESULTS.md,
+    /// "Exports"); or the suite's closing summary as text.
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
     pub(crate) format: ReportFormat,
     /// Where to write it; `-` for standard output [default: summary/five-stack-summary.html
@@ -206,6 +207,7 @@ pub(crate) struct ReportArgs {
 pub(crate) enum ReportFormat {
     Html,
     Md,
+    MdAxes,
     Csv,
     Json,
     Text,

@@ -308,6 +308,7 @@ pub(crate) fn export(args: &ReportArgs) -> anyhow::Result<()> {
     let text = match args.format {
         ReportFormat::Html => bookstore_pages::render(&runs)?,
         ReportFormat::Md => export::markdown(&runs),
+        ReportFormat::MdAxes => export::markdown_axes(&export::rows(&runs)),
         ReportFormat::Csv => export::csv(&export::rows(&runs))?,
         ReportFormat::Json => export::json(&export::rows(&runs))?,
         ReportFormat::Text => bookstore_pages::terminal::summary(&runs),

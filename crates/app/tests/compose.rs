@@ -88,8 +88,42 @@ fn every_stack_is_a_service_on_its_spec_port_with_the_same_environment_and_limit
     }
     let names: Vec<String> =
         doc["services"].as_hash().expect("services").keys().map(scalar).collect();
-    let expected = stacks::ALL.len() + 2; // and postgres, loadgen
+    let expected = stacks::ALL.len() + 2 + stacks::FRAMEWORKS.len(); // postgres, loadgen, composed
     assert_eq!(names.len(), expected, "services: {names:?}");
+}
+
+#[test]
+fn each_framework_binary_of_the_composed_stacks_is_a_service_of_its_own_profile_like_the_presets() {
+    let doc = compose();
+    let preset = environment(&doc["services"][stacks::ALL[0].identity.service]);
+    for framework in stacks::FRAMEWORKS {
+        let name = framework.binary;
+        let service = &doc["services"][name];
+        assert!(!service.is_badvalue(), "no service {name}");
+        // Built and started only on demand: `docker compose up` is the five presets.
+        assert_eq!(strings(&service["profiles"]), ["composed"], "{name}");
+        assert_eq!(service["build"]["args"]["STACK"].as_str(), Some(name));
+        let images = scalar(&service["build"]["args"]["IMAGES"]);
+        let all: Vec<&str> = stacks::FRAMEWORKS.iter().map(|f| f.binary).collect();
+        assert_eq!(images.split_whitespace().collect::<Vec<_>>(), all, "{name}: one shared build");
+        // On the port of its framework's first triple, which the registry gives it.
+        let first = stacks::composed().iter().find(|s| s.tags.framework == framework.tag).unwrap();
+        let port = first.identity.default_port;
+        assert_eq!(strings(&service["ports"]), [format!("127.0.0.1:{port}:{port}")], "{name}");
+        let mut env = environment(service);
+        assert_eq!(env.remove("BIND"), Some(format!("0.0.0.0:{port}")), "{name}");
+        assert_eq!(env.remove("SERIALIZER").as_deref(), Some("${SERIALIZER:-serde_json}"));
+        assert_eq!(env.remove("ACCESS").as_deref(), Some("${ACCESS:-sqlx}"));
+        // Otherwise the presets' environment and limits.
+        let mut preset = preset.clone();
+        preset.remove("BIND");
+        assert_eq!(env, preset, "{name}");
+        assert_eq!(scalar(&service["cpus"]), scalar(&doc["services"]["axum-serde-sqlx"]["cpus"]));
+        assert_eq!(
+            strings(&service["healthcheck"]["test"]),
+            ["CMD".to_owned(), format!("/usr/local/bin/{name}"), "--probe".to_owned()]
+        );
+    }
 }
 
 #[test]
@@ -243,16 +277,17 @@ fn the_dockerfile_builds_every_stack_name_the_compose_file_asks_for() {
         dockerfile.contains("COPY --from=build /out/${STACK}/ /usr/local/bin/"),
         "and copies its binaries"
     );
-    // The images the build stage makes, in one cargo run.
+    // The images the build stage makes by default, in one cargo run; a service that names
+    // others (IMAGES) gets a build of its own.
     let images: Vec<&str> = dockerfile
         .lines()
-        .find_map(|l| l.trim().strip_prefix("images=\"")?.strip_suffix("\"; \\"))
-        .expect("images=\"…\" in the build stage")
+        .find_map(|l| l.trim().strip_prefix("ARG IMAGES=\"")?.strip_suffix('"'))
+        .expect("ARG IMAGES=\"…\" in the build stage")
         .split(' ')
         .collect();
-    assert!(
-        dockerfile.contains(r#"for image in $images responder; do set -- "$@" --bin "$image""#)
-    );
+    assert!(dockerfile.contains(r#"images="$IMAGES";"#));
+    assert!(dockerfile.contains(r#"for image in $images; do set -- "$@" --bin "$image""#));
+    assert!(dockerfile.contains(r#"*" loadgen "*) set -- "$@" --bin responder"#));
     assert!(
         dockerfile.contains(r#"[ "$image" != loadgen ] || bins="loadgen responder""#),
         "the load generator with its HTTP ceiling"
@@ -281,19 +316,26 @@ fn the_dockerfile_builds_every_stack_name_the_compose_file_asks_for() {
         .collect();
 
     let doc = compose();
-    let mut asked: Vec<&str> = doc["services"]
-        .as_hash()
-        .unwrap()
-        .values()
-        .filter_map(|service| service["build"]["args"]["STACK"].as_str())
-        .collect();
+    let services: Vec<&Yaml> = doc["services"].as_hash().unwrap().values().collect();
+    // Each service's image is among those its build makes: the default list, or its own.
+    let mut asked: Vec<&str> = Vec::new();
+    for service in &services {
+        let Some(stack) = service["build"]["args"]["STACK"].as_str() else { continue };
+        let own = service["build"]["args"]["IMAGES"].as_str();
+        let built: Vec<&str> = own.map_or(images.clone(), |i| i.split(' ').collect());
+        assert!(built.contains(&stack), "{stack} is not among the images its build makes");
+        for needed in &built {
+            assert!(binaries.contains(needed), "{needed} is no binary of {binaries:?}");
+        }
+        if own.is_none() {
+            asked.push(stack);
+        }
+    }
     asked.sort();
     let mut built = images.clone();
     built.sort();
-    assert_eq!(built, asked, "the build stage makes exactly the images the compose file asks for");
-    for needed in images.iter().copied().chain(["responder"]) {
-        assert!(binaries.contains(&needed), "{needed} is no binary of {binaries:?}");
-    }
+    assert_eq!(built, asked, "the default build makes exactly the images the services ask for");
+    assert!(binaries.contains(&"responder"));
     for stack in stacks::ALL {
         assert!(
             images.contains(&stack.identity.service),

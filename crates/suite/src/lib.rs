@@ -401,9 +401,12 @@ mod tests {
         let targets = parse_targets(&specs(&[
             "axum-serde-sqlx=http://127.0.0.1:18081",
             "hyper-sonic-sqlx=http://localhost:18085/",
+            "axum+sonic-rs+diesel-async=http://127.0.0.1:8100",
         ]))
         .unwrap();
-        assert_eq!(targets.len(), 2);
+        assert_eq!(targets.len(), 3);
+        // A composed stack by its triple's name (the compose file's profile `composed`).
+        assert_eq!(targets[2].0.tags.access, "diesel-async");
         assert_eq!(targets[0].0.identity.service, "axum-serde-sqlx");
         assert_eq!(targets[0].1, "127.0.0.1:18081".parse().unwrap());
         assert_eq!(targets[1].0.identity.service, "hyper-sonic-sqlx");
