@@ -60,8 +60,10 @@ release_binaries -p axum-any -p actix-web-any -p hyper-any
 
 say "${#grid[@]} triples and the presets $PRESETS; $SCENARIOS at c=$CONCURRENCY, $ROUNDS rounds of $DURATION; results $OUTPUT, page $PAGE"
 # A fixed design of ROUNDS rounds, no twin (each preset and its composed triple are twins
-# of a kind: the layout check), no ceilings, no equal-load phase: the study is its grid.
-exec "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" --stacks "$stacks" \
+# of a kind: the layout check), no ceilings, no equal-load phase: the study is its grid. The
+# parties in a fresh random order each round (`shuffled`): the list runs by framework, and a
+# rotation would keep each framework's nine near the same place in every round.
+exec "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" --stacks "$stacks" --schedule shuffled \
     --scenarios "$SCENARIOS" --concurrency "$CONCURRENCY" --no-equal-load --no-ceilings \
     --rounds "$ROUNDS" --max-rounds "$ROUNDS" --no-twin --duration "$DURATION" "${warmup[@]}" \
     --output "$OUTPUT" --report "$PAGE" "${extra[@]}"

@@ -135,7 +135,8 @@ impl Suite<'_> {
             if steps.is_empty() {
                 return Ok(());
             }
-            let planned = plan::extension_block(scenario, &steps, turn);
+            let schedule = self.options.measurement.schedule;
+            let planned = plan::extension_block(scenario, &steps, schedule, turn);
             self.progress.added(planned.len() as u64);
             let started = Instant::now();
             self.run_block(&planned)?;

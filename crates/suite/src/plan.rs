@@ -52,13 +52,37 @@ pub(crate) fn grouped(windows: Vec<Window>, schedule: Schedule) -> Vec<Vec<Windo
     groups.into_iter().map(|(_, group)| group).collect()
 }
 
+/// The order within `group` in the round at `turn`: rotated by it, or with
+/// [`Schedule::Shuffled`] a permutation drawn from it.
+fn within<T: Clone>(group: &[T], turn: usize, schedule: Schedule) -> Vec<T> {
+    match schedule {
+        Schedule::Shuffled => shuffled(group, turn as u64),
+        Schedule::Grouped | Schedule::Rotated => rotated_by(group, turn),
+    }
+}
+
+/// The seed of every shuffled order, mixed with the round's turn.
+const SHUFFLE_SEED: u64 = 0x5EED_0F0D_E500;
+
+/// `items` in the random order `seed` draws (Fisher–Yates).
+pub(crate) fn shuffled<T: Clone>(items: &[T], seed: u64) -> Vec<T> {
+    let mut order = items.to_vec();
+    let mut random = bookstore_fixture::random::SplitMix64::new(SHUFFLE_SEED ^ seed);
+    for i in (1..order.len()).rev() {
+        order.swap(i, random.below(i + 1));
+    }
+    order
+}
+
 /// The closed-loop rounds of `scenario`: the windows of `groups` (one round's, see
 /// `SuiteOptions::round_groups`) once per round, each group's windows next to each other;
-/// per round the groups' order rotates by one, and the order within each group too.
+/// per round the groups' order rotates by one, and the order within each group too (or is
+/// drawn afresh, `schedule` shuffled).
 pub(crate) fn closed_block(
     scenario: Scenario,
     groups: &[Vec<Window>],
     rounds: u32,
+    schedule: Schedule,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     (0..rounds)
@@ -66,7 +90,7 @@ pub(crate) fn closed_block(
             let by = *turn;
             let order: Vec<Window> = rotated(groups, turn)
                 .into_iter()
-                .flat_map(|group| rotated_by(&group, by))
+                .flat_map(|group| within(&group, by, schedule))
                 .collect();
             order.into_iter().map(move |party| PlannedWindow {
                 scenario,
@@ -86,6 +110,7 @@ pub(crate) fn closed_block(
 pub(crate) fn extension_block(
     scenario: Scenario,
     steps: &[(&[Window], u32, u32)],
+    schedule: Schedule,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     let most = steps.iter().map(|(_, from, to)| to.saturating_sub(*from)).max().unwrap_or(0);
@@ -98,7 +123,7 @@ pub(crate) fn extension_block(
             .map(|(group, from, _)| (*group, from + step))
             .collect();
         for (group, round) in rotated(&live, turn) {
-            plan.extend(rotated_by(group, by).into_iter().map(|party| PlannedWindow {
+            plan.extend(within(group, by, schedule).into_iter().map(|party| PlannedWindow {
                 scenario,
                 round,
                 party,
@@ -121,7 +146,7 @@ pub(crate) fn offered_block(
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     let windows: Vec<Window> = (0..stacks).map(|stack| Window::Stack(stack, cap)).collect();
-    let mut block = closed_block(scenario, &[windows], rounds, turn);
+    let mut block = closed_block(scenario, &[windows], rounds, Schedule::Rotated, turn);
     for window in &mut block {
         window.offer = Some(offer);
     }
@@ -182,7 +207,8 @@ mod tests {
     fn every_window_runs_once_a_round_and_each_is_first_in_turn() {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128), Window::HttpCeiling(128)];
         let mut turn = 0;
-        let plan = closed_block(Scenario::Health, &[windows.to_vec()], 3, &mut turn);
+        let plan =
+            closed_block(Scenario::Health, &[windows.to_vec()], 3, Schedule::Grouped, &mut turn);
         assert_eq!(plan.len(), 9);
         assert_eq!(turn, 3, "one rotation per round");
         for round in 0..3 {
@@ -199,7 +225,8 @@ mod tests {
     fn the_rotation_goes_on_across_blocks() {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128)];
         let mut turn = 0;
-        let first = closed_block(Scenario::Health, &[windows.to_vec()], 1, &mut turn);
+        let first =
+            closed_block(Scenario::Health, &[windows.to_vec()], 1, Schedule::Grouped, &mut turn);
         let offer = Offer { rate_rps: 1000.0, fraction: Some(0.7) };
         let second = offered_block(Scenario::Health, 2, 256, offer, 1, &mut turn);
         assert_eq!(first[0].party, Window::Stack(0, 128));
@@ -212,7 +239,7 @@ mod tests {
         let at = |c: u32| (0..3).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
         let groups = [at(128), at(256)];
         let mut turn = 0;
-        let plan = closed_block(Scenario::BookById, &groups, 6, &mut turn);
+        let plan = closed_block(Scenario::BookById, &groups, 6, Schedule::Grouped, &mut turn);
         for round in 0..6 {
             let parties: Vec<Window> =
                 plan.iter().filter(|w| w.round == round).map(|w| w.party).collect();
@@ -233,6 +260,50 @@ mod tests {
             let first_group = (round as usize) % 2;
             assert_eq!(parties[0], groups[first_group][round as usize % 3], "round {round}");
         }
+    }
+
+    #[test]
+    fn shuffled_rounds_stay_grouped_and_no_party_keeps_its_place() {
+        // The factorial study's 32 parties in a list that runs by framework: rotated over
+        // eight rounds, the third nine are in the group's first half in 15 of 72 places
+        // and the second nine in 69, so a drift within the group would favour a framework.
+        let parties: Vec<Window> = (0..32).map(|s| Window::Stack(s, 128)).collect();
+        let first_half = |schedule| {
+            let mut turn = 0;
+            let groups = std::slice::from_ref(&parties);
+            let plan = closed_block(Scenario::BookById, groups, 8, schedule, &mut turn);
+            let mut counts = [0usize; 32];
+            for round in 0..8 {
+                let order: Vec<Window> =
+                    plan.iter().filter(|w| w.round == round).map(|w| w.party).collect();
+                let mut sorted = order.clone();
+                sorted.sort_by_key(|w| format!("{w:?}"));
+                let mut all = parties.clone();
+                all.sort_by_key(|w| format!("{w:?}"));
+                assert_eq!(sorted, all, "round {round}: each party once");
+                for window in &order[..16] {
+                    let Window::Stack(s, _) = window else { unreachable!() };
+                    counts[*s] += 1;
+                }
+            }
+            counts
+        };
+        let rotated = first_half(Schedule::Grouped);
+        let sum = |counts: &[usize; 32], range: std::ops::Range<usize>| {
+            counts[range].iter().sum::<usize>()
+        };
+        assert_eq!((sum(&rotated, 9..18), sum(&rotated, 18..27)), (69, 15), "{rotated:?}");
+        let drawn = first_half(Schedule::Shuffled);
+        // Drawn, not placed: each framework's nine near an even share of the first half.
+        let block = |range: std::ops::Range<usize>| sum(&drawn, range);
+        for (name, sum) in
+            [("first", block(0..9)), ("second", block(9..18)), ("third", block(18..27))]
+        {
+            assert!((24..=48).contains(&sum), "the {name} nine: {sum} of 72 in the first half");
+        }
+        // The same plan orders alike.
+        assert_eq!(shuffled(&parties, 3), shuffled(&parties, 3));
+        assert_ne!(shuffled(&parties, 3), shuffled(&parties, 4));
     }
 
     #[test]
@@ -263,7 +334,12 @@ mod tests {
         let (low, high) = (at(128), at(256));
         let mut turn = 4;
         // The group at 128 from its 3rd round to its 5th, the one at 256 from its 5th to 8th.
-        let plan = extension_block(Scenario::BookById, &[(&low, 3, 5), (&high, 5, 8)], &mut turn);
+        let plan = extension_block(
+            Scenario::BookById,
+            &[(&low, 3, 5), (&high, 5, 8)],
+            Schedule::Grouped,
+            &mut turn,
+        );
         assert_eq!(turn, 7, "one rotation per step");
         let rounds = |group: &[Window]| {
             let mut r: Vec<u32> =
@@ -278,7 +354,7 @@ mod tests {
         for window in plan.chunks(2).take(2) {
             assert_eq!(window[0].party.concurrency(), window[1].party.concurrency());
         }
-        assert!(extension_block(Scenario::Health, &[], &mut turn).is_empty());
+        assert!(extension_block(Scenario::Health, &[], Schedule::Grouped, &mut turn).is_empty());
     }
 
     #[test]

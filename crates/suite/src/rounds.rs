@@ -119,7 +119,8 @@ impl<'a> Suite<'a> {
             let groups = self.options.round_groups(scenario, self.prepared.len());
             let rounds = self.options.total_rounds();
             let before = self.spent;
-            self.run_block(&plan::closed_block(scenario, &groups, rounds, &mut turn))?;
+            let schedule = self.options.measurement.schedule;
+            self.run_block(&plan::closed_block(scenario, &groups, rounds, schedule, &mut turn))?;
             let block = Spent {
                 windows: self.spent.windows - before.windows,
                 seconds: self.spent.seconds - before.seconds,

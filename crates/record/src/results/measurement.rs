@@ -66,8 +66,10 @@ pub struct Measurement {
     pub durable: bool,
     /// The order of a round's windows: `grouped` puts the windows compared with each other
     /// (the parties of one concurrency) next to each other, rotating within and between the
-    /// groups; `rotated` rotates the whole round as one list, the schedule before grouping
-    /// (docs/noise.md: the closer a pair's windows, the less they scatter).
+    /// groups; `shuffled` groups them too, each group in a random order drawn afresh every
+    /// round (for a list of many parties in blocks, the factorial study's); `rotated`
+    /// rotates the whole round as one list, the schedule before grouping (docs/noise.md:
+    /// the closer a pair's windows, the less they scatter).
     #[arg(long, value_enum, default_value_t = Schedule::Grouped)]
     #[serde(default = "Schedule::before_grouping")]
     pub schedule: Schedule,
@@ -82,6 +84,12 @@ pub enum Schedule {
     Grouped,
     /// Every window of the round in one list, rotating by one per round.
     Rotated,
+    /// Grouped, each group in a random order drawn afresh every round (seeded by the
+    /// round's place in the run, so the same plan orders alike): no party keeps its place
+    /// in the group round after round, so a drift within a group does not favour the
+    /// parties a list puts first — the factorial study's order, whose list runs by
+    /// framework.
+    Shuffled,
 }
 
 impl Schedule {
