@@ -192,7 +192,7 @@ pub(crate) struct ReportArgs {
     #[arg(required = true)]
     pub(crate) results: Vec<PathBuf>,
     /// What to write: the HTML page; Markdown tables of the verdicts (for READMEs and pull
-    /// requests), or (`md-axes`) only those of a grid of composed stacks' axes; one row per
+    /// requests), or (`md-axes`) only the effects of a grid of composed stacks' axes; one row per
     /// cell as CSV or JSON (units in the column names; see crates/record/RESULTS.md,
     /// "Exports"); or the suite's closing summary as text.
     #[arg(long, value_enum, default_value_t = ReportFormat::Html)]

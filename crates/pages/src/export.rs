@@ -410,12 +410,13 @@ pub fn markdown(runs: &[RunResults]) -> String {
         }
     }
     out.push_str(&markdown_axes(&rows));
+    out.push_str(&markdown_layout(&rows));
     out
 }
 
 /// The grid's effects as Markdown, one table per concurrency: a row per axis contrast, a
 /// column per scenario, each cell the ratio with its interval (`≈` where not
-/// distinguishable from 1); then the layout check. Empty without a grid.
+/// distinguishable from 1), and the largest interaction. Empty without a grid.
 pub fn markdown_axes(rows: &[Row]) -> String {
     let mut out = String::new();
     let effects: Vec<&Row> =
@@ -463,6 +464,13 @@ pub fn markdown_axes(rows: &[Row]) -> String {
             .collect();
         let _ = writeln!(out, "| largest interaction | | {} |", interactions.join(" | "));
     }
+    out
+}
+
+/// The layout check as Markdown: each composed triple's rate ÷ its preset's. Empty without
+/// one.
+fn markdown_layout(rows: &[Row]) -> String {
+    let mut out = String::new();
     let layout: Vec<&Row> = rows.iter().filter(|r| r.load == "layout").collect();
     if !layout.is_empty() {
         let _ = writeln!(out, "\n**Layout check** (each composed triple's rate ÷ its preset's)\n");

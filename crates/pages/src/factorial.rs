@@ -153,7 +153,8 @@ pub(crate) struct Table {
     pub(crate) rounds: usize,
     /// The main effects, in the order of [`contrasts`]; `None` where the grid lacks rounds.
     pub(crate) effects: Vec<Effect>,
-    /// The largest interaction by its estimate, and how many of how many were called.
+    /// The largest interaction by its estimate (of those called different, when any is), and
+    /// how many of how many were called.
     pub(crate) interaction: Option<(String, Comparison, usize, usize)>,
     /// Why the table has no effects: a cell disqualified, or too few shared rounds.
     pub(crate) missing: Option<String>,
@@ -279,7 +280,12 @@ fn table(
         .into_iter()
         .zip(judged)
         .filter_map(|((_, words), c)| Some((words, c?)))
-        .max_by(|(_, a), (_, b)| a.ratio.ln().abs().total_cmp(&b.ratio.ln().abs()))
+        // The largest of those called different, or of all when none is.
+        .max_by(|(_, a), (_, b)| {
+            (a.differs(), a.ratio.ln().abs())
+                .partial_cmp(&(b.differs(), b.ratio.ln().abs()))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
         .map(|(words, c)| (words, c, called, pairs.len()));
     table
 }

@@ -15,23 +15,26 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The documents a user reads.
+/// The documents a user reads: these, and every file of `docs/`.
 const DOCUMENTS: &[&str] = &[
     "README.md",
     "CONTRIBUTING.md",
-    "docs/method.md",
-    "docs/findings.md",
-    "docs/loadgen.md",
-    "docs/deployment.md",
-    "docs/reliability.md",
-    "docs/dbbench.md",
-    "docs/history.md",
-    "docs/performance.md",
-    "docs/contract.md",
     "summary/README.md",
     "crates/record/RESULTS.md",
     "crates/dbbench/DBBENCH.md",
 ];
+
+/// [`DOCUMENTS`] and every Markdown file of `docs/`, so a new document is checked too.
+fn documents() -> Vec<String> {
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    DOCUMENTS.iter().map(|d| (*d).to_owned()).chain(docs).collect()
+}
 
 /// Every `…`-quoted repository path in `text` (starting with one of the top-level folders).
 fn paths(text: &str) -> Vec<String> {
@@ -54,7 +57,7 @@ const GENERATED: [&str; 3] =
 fn every_path_the_documents_name_exists() {
     let mut missing = Vec::new();
     let mut checked = 0;
-    for &document in DOCUMENTS {
+    for document in &documents() {
         for path in paths(&read(document)) {
             checked += 1;
             if !root().join(&path).exists() && !GENERATED.contains(&path.as_str()) {
@@ -90,7 +93,7 @@ fn anchor(heading: &str) -> String {
 fn every_link_between_the_documents_reaches_its_file_and_heading() {
     let mut broken = Vec::new();
     let mut checked = 0;
-    for &document in DOCUMENTS {
+    for document in &documents() {
         let text = prose(&read(document));
         let folder = Path::new(document).parent().unwrap_or(Path::new(""));
         for target in text.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {

@@ -107,6 +107,26 @@ fn the_findings_results_tables_are_the_export_of_the_kept_results() {
     );
 }
 
+/// The README's table of what each axis costs is `loadgen report --format md-axes` of the
+/// kept factorial study it names, unedited.
+#[test]
+fn the_readme_axis_table_is_the_export_of_the_kept_factorial_study() {
+    let (files, block) =
+        generated_block("README.md", "<!-- generated: loadgen report --format md-axes ", "");
+    let runs: Vec<RunResults> =
+        files.iter().map(|f| RunResults::read(&workspace().join(f)).unwrap()).collect();
+    let expected = bookstore_pages::export::markdown_axes(&bookstore_pages::export::rows(&runs));
+    // The study's answer: every axis, access as its style and its library.
+    for contrast in ["actix-web ÷ axum", "sonic-rs ÷ serde_json", "diesel-async ÷ diesel"] {
+        assert!(expected.contains(contrast), "{contrast} in {expected}");
+    }
+    assert!(
+        block == expected,
+        "README.md's axis table differs from `loadgen report --format md-axes {}`: regenerate it",
+        files.join(" ")
+    );
+}
+
 fn workspace() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
 }
