@@ -136,17 +136,19 @@ pub(crate) fn extension_block(
 }
 
 /// The fixed-load rounds of `scenario` at `offer`: every prepared stack once per round at
-/// `cap` connections at most (as many as the closed loop ever held), rotating.
+/// `cap` connections at most (as many as the closed loop ever held), rotating (or in a
+/// fresh random order each round, `schedule` shuffled).
 pub(crate) fn offered_block(
     scenario: Scenario,
     stacks: usize,
     cap: u32,
     offer: Offer,
     rounds: u32,
+    schedule: Schedule,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
     let windows: Vec<Window> = (0..stacks).map(|stack| Window::Stack(stack, cap)).collect();
-    let mut block = closed_block(scenario, &[windows], rounds, Schedule::Rotated, turn);
+    let mut block = closed_block(scenario, &[windows], rounds, schedule, turn);
     for window in &mut block {
         window.offer = Some(offer);
     }
@@ -228,7 +230,8 @@ mod tests {
         let first =
             closed_block(Scenario::Health, &[windows.to_vec()], 1, Schedule::Grouped, &mut turn);
         let offer = Offer { rate_rps: 1000.0, fraction: Some(0.7) };
-        let second = offered_block(Scenario::Health, 2, 256, offer, 1, &mut turn);
+        let second =
+            offered_block(Scenario::Health, 2, 256, offer, 1, Schedule::Grouped, &mut turn);
         assert_eq!(first[0].party, Window::Stack(0, 128));
         assert_eq!(second[0].party, Window::Stack(1, 256), "the next block starts where it was");
         assert!(second.iter().all(|w| w.offer == Some(offer)));

@@ -134,7 +134,7 @@ impl<'a> Suite<'a> {
             for offer in self.offers(scenario) {
                 let stacks = self.prepared.len();
                 self.run_block(&plan::offered_block(
-                    scenario, stacks, cap, offer, rounds, &mut turn,
+                    scenario, stacks, cap, offer, rounds, schedule, &mut turn,
                 ))?;
             }
         }
