@@ -50,10 +50,7 @@ pub fn main(identity: Identity, db_calls: DbCalls, serve: ServeFn) -> ExitCode {
 /// Runs a composed stack's binary (`axum-any`, …): `--serializer` and `--access` choose the
 /// triple on `framework`, and `pick` gives the entry point compiled in for its tags.
 pub fn main_composed(framework: &'static str, pick: fn(Tags) -> Option<ServeFn>) -> ExitCode {
-    let binary = crate::stacks::FRAMEWORKS
-        .iter()
-        .find(|f| f.tag == framework)
-        .map_or(framework, |f| f.binary);
+    let binary = composed_binary(framework);
     match parse_composed(framework, std::env::args_os()) {
         Ok((stack, invocation)) => match pick(stack.tags) {
             Some(serve) => run(stack.identity, Ok(invocation), serve),
@@ -76,10 +73,7 @@ pub fn parse_composed(
     framework: &'static str,
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Result<(StackInfo, Invocation), clap::Error> {
-    let binary = crate::stacks::FRAMEWORKS
-        .iter()
-        .find(|f| f.tag == framework)
-        .map_or(framework, |f| f.binary);
+    let binary = composed_binary(framework);
     let command = BlockingArgs::augment_args(ComposedArgs::augment_args(ServerArgs::augment_args(
         Command::new(binary),
     )))
@@ -115,6 +109,11 @@ pub fn parse_composed(
     };
     let server = ServerArgs::from_arg_matches(&matches)?;
     Ok((stack, invocation(&stack.identity, server, blocking)))
+}
+
+/// The binary of `framework`'s composed stacks, as the registry names it.
+fn composed_binary(framework: &'static str) -> &'static str {
+    crate::stacks::FRAMEWORKS.iter().find(|f| f.tag == framework).map_or(framework, |f| f.binary)
 }
 
 /// Runs what a server binary was asked to do, as `identity`: serve with `serve`, probe, or

@@ -13,7 +13,10 @@
 //! ([`LostConnections`], as in the other stores), so that after a restart the dead idle
 //! connections are closed before a request draws them. A connection whose socket closed is
 //! discarded as it goes back (diesel-async's `is_broken`: its tokio-postgres client is
-//! closed). diesel-async caches every prepared statement per connection, keyed as diesel's
+//! closed); its replacement is opened by a task the next request that finds a connection
+//! missing starts, retrying every `RECONNECT_INTERVAL` within the acquire timeout, so that
+//! the pool serves again as soon as the database does. diesel-async caches every prepared
+//! statement per connection, keyed as diesel's
 //! are (the aggregate's and the ping's fixed texts through `CachedSql`). Connections speak
 //! plain TCP (`NoTls`): the benchmark talks to loopback, as the other stores do.
 
