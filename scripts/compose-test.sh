@@ -123,9 +123,17 @@ else
     # Compose 1.29 has no --wait: the services' health, as the engine reports it.
     "${compose[@]}" up -d --no-build
 fi
-# The stacks as the file declares them: their build's STACK and their BIND port.
-mapfile -t stacks < <(sed -n 's/^        STACK: //p' docker-compose.yml | grep -vx loadgen)
-mapfile -t ports < <(sed -n 's/^ *BIND: "0.0.0.0:\([0-9]*\)"$/\1/p' docker-compose.yml)
+# The stacks as the file declares them: their build's STACK and their BIND port — those
+# `up` starts, not the services of a profile (loadgen, the composed stacks).
+default_services() {
+    awk '/^  [a-z0-9-]+:$/ { if (stack != "" && !profiled) print stack, port; stack = ""; port = ""; profiled = 0 }
+         /^    profiles:/ { profiled = 1 }
+         /^        STACK: / { stack = $2 }
+         /^ *BIND: "0.0.0.0:[0-9]+"$/ { port = $2; sub(/^"0\.0\.0\.0:/, "", port); sub(/"$/, "", port) }
+         END { if (stack != "" && !profiled) print stack, port }' docker-compose.yml
+}
+mapfile -t stacks < <(default_services | awk '{ print $1 }')
+mapfile -t ports < <(default_services | awk '{ print $2 }')
 [ ${#stacks[@]} -gt 0 ] && [ ${#stacks[@]} = ${#ports[@]} ] || die "expected a port per stack in docker-compose.yml, read ${stacks[*]} on ${ports[*]}"
 services=(postgres "${stacks[@]}")
 # One container id per service, then the engine's view of each until all are healthy.

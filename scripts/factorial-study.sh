@@ -16,8 +16,10 @@
 #   scripts/factorial-study.sh            # 27 triples + 5 presets, five scenarios, 8 rounds
 #   scripts/factorial-study.sh --tiny     # a 2×2×2 grid and one preset, 2 rounds (its test)
 #   ROUNDS=10 SCENARIOS=bookById,largeJson scripts/factorial-study.sh
-# ROUNDS (8) and DURATION (500ms) set the measurement; further arguments go to `loadgen
-# suite` (not those two: it takes each flag once). BIN_DIR=… uses binaries already built
+# ROUNDS (8), DURATION (500ms), SCENARIOS, CONCURRENCY and the grid (FRAMEWORKS, SERIALIZERS,
+# ACCESSES, PRESETS) set the study; further arguments go to `loadgen suite` (not the flags
+# this script sets itself — --stacks, --scenarios, --concurrency, --rounds, --duration,
+# --schedule …: it takes each flag once). BIN_DIR=… uses binaries already built
 # (else a release build, the composed stacks' binaries included). Quiet machine only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +33,8 @@ stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
 OUTPUT=${OUTPUT:-summary/results/$stamp-factorial-study.json}
 PAGE=${PAGE:-summary/factorial-study.html}
 
-# The grid: every framework × serializer × access of the registry (loadgen stacks --long
-# lists them), or the tiny grid's 2 × 2 × 2.
+# The grid: every framework × serializer × access of the registry (loadgen stacks --composed
+# --long lists them), or the tiny grid's 2 × 2 × 2.
 FRAMEWORKS=${FRAMEWORKS:-axum,actix-web,hyper}
 SERIALIZERS=${SERIALIZERS:-serde_json,simd-json,sonic-rs}
 ACCESSES=${ACCESSES:-sqlx,diesel,diesel-async}

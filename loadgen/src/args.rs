@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The registry's stack names, for clap: `--help` lists them, a wrong one is a usage error
-/// (exit 2) with the closest name suggested.
-/// The presets' names, shown in `--help`, and every composed triple's
-/// (`framework+serializer+access`), accepted but not listed.
+/// The registry's stack names, for clap: the presets' shown in `--help`, every composed
+/// triple's (`framework+serializer+access`) accepted but not listed; a wrong one is a usage
+/// error (exit 2) with the closest name suggested.
 pub(crate) fn stack_names() -> clap::builder::PossibleValuesParser {
     use bookstore_app::stacks;
     let presets = stacks::ALL.iter().map(|s| clap::builder::PossibleValue::new(s.identity.service));
@@ -26,7 +25,7 @@ pub(crate) fn scenario_names() -> clap::builder::PossibleValuesParser {
 #[derive(clap::Args)]
 pub(crate) struct SuiteArgs {
     /// Stacks to measure, comma-separated: presets, or any framework+serializer+access
-    /// triple such as `axum+sonic-rs+diesel-async` (`loadgen stacks` lists them)
+    /// triple such as `axum+sonic-rs+diesel-async` (`loadgen stacks --composed` lists them)
     /// [default: the five presets].
     #[arg(long, value_delimiter = ',', value_parser = stack_names())]
     pub(crate) stacks: Vec<String>,

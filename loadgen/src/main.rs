@@ -45,13 +45,17 @@ enum Command {
         /// bash, elvish, fish, powershell or zsh.
         shell: clap_complete::Shell,
     },
-    /// List the stacks of the registry, one name per line (for scripts): the five presets,
-    /// then the 27 composed triples.
+    /// List the presets of the registry, one name per line (for scripts; each is its own
+    /// binary).
     Stacks {
         /// Also print each one's default port, whether its database calls block, whether it
         /// is a preset or composed, and its binary.
         #[arg(long)]
         long: bool,
+        /// Then the 27 composed triples (`framework+serializer+access`), served by their
+        /// framework's binary with `--serializer` and `--access`.
+        #[arg(long)]
+        composed: bool,
     },
 }
 
@@ -68,8 +72,9 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
             Ok(0)
         }
-        Command::Stacks { long } => {
-            let stacks = bookstore_app::stacks::ALL.iter().chain(bookstore_app::stacks::composed());
+        Command::Stacks { long, composed } => {
+            let composed = if composed { bookstore_app::stacks::composed() } else { &[] };
+            let stacks = bookstore_app::stacks::ALL.iter().chain(composed);
             for stack in stacks {
                 if long {
                     println!(

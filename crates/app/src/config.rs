@@ -144,32 +144,36 @@ pub struct BlockingArgs {
 }
 
 /// The flags that make a composed stack's binary one triple: its serializer and access
-/// (its framework is the binary's own).
+/// (its framework is the binary's own), each parsed into the registry's own tag.
 #[derive(Debug, Clone, Args)]
 pub struct ComposedArgs {
-    /// The JSON serializer.
-    #[arg(long = flags::SERIALIZER, env = "SERIALIZER", value_parser = clap::builder::PossibleValuesParser::new(crate::stacks::SERIALIZERS))]
-    pub serializer: String,
+    /// The JSON serializer: serde_json, simd-json or sonic-rs.
+    #[arg(long = flags::SERIALIZER, env = "SERIALIZER", value_parser = serializer_tag)]
+    pub serializer: &'static str,
 
-    /// The database access: async sqlx, blocking diesel + r2d2 on a thread pool, or async
+    /// The database access: sqlx (async), diesel (blocking, on a thread pool) or
     /// diesel-async.
-    #[arg(long = flags::ACCESS, env = "ACCESS", value_parser = clap::builder::PossibleValuesParser::new(crate::stacks::ACCESSES.map(|a| a.tag)))]
-    pub access: String,
+    #[arg(long = flags::ACCESS, env = "ACCESS", value_parser = access_tag)]
+    pub access: &'static str,
 }
 
 impl ComposedArgs {
     /// The tags of the triple these flags name on `framework`.
     pub fn tags(&self, framework: &'static str) -> crate::stacks::Tags {
-        // The parser admits only the registry's tags: find their `'static` spelling.
-        let serializer =
-            crate::stacks::SERIALIZERS.into_iter().find(|s| *s == self.serializer).unwrap_or("");
-        let access = crate::stacks::ACCESSES
-            .into_iter()
-            .map(|a| a.tag)
-            .find(|a| *a == self.access)
-            .unwrap_or("");
-        crate::stacks::Tags { framework, serializer, access }
+        crate::stacks::Tags { framework, serializer: self.serializer, access: self.access }
     }
+}
+
+/// `value` as the registry's serializer tag, or what the valid ones are.
+fn serializer_tag(value: &str) -> Result<&'static str, String> {
+    let tags = crate::stacks::SERIALIZERS;
+    tags.into_iter().find(|t| *t == value).ok_or_else(|| format!("not one of {}", tags.join(", ")))
+}
+
+/// `value` as the registry's access tag, or what the valid ones are.
+fn access_tag(value: &str) -> Result<&'static str, String> {
+    let tags = crate::stacks::ACCESSES.map(|a| a.tag);
+    tags.into_iter().find(|t| *t == value).ok_or_else(|| format!("not one of {}", tags.join(", ")))
 }
 
 /// How a blocking stack's workers share its blocking threads (`--blocking-pool`).

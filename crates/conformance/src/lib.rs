@@ -45,6 +45,20 @@ pub struct Stack {
     pub serve: ServeFn,
 }
 
+impl Stack {
+    /// The composed stack `info` (a triple of the registry) served by `serve`: the tags
+    /// its small-json must answer are the triple's.
+    pub fn composed(info: bookstore_app::stacks::StackInfo, serve: ServeFn) -> Self {
+        let t = info.tags;
+        Self {
+            identity: info.identity,
+            tags: [t.framework, t.serializer, t.access, "benchmark"],
+            db_calls: info.db_calls,
+            serve,
+        }
+    }
+}
+
 /// The stacks under test: every preset of the registry (`bookstore_app::for_each_stack!`),
 /// and the composed stacks of [`for_each_composed_under_test!`].
 pub mod stacks {
@@ -79,14 +93,10 @@ pub mod stacks {
 
     /// The composed stack `F` + `C` + `A` as its framework's binary serves it.
     fn composed<F: bookstore_any::Framework, C: Codec, A: bookstore_any::Access>() -> Stack {
+        // The tags from the types: a registry line that named others would not be found.
         let tags = bookstore_any::tags::<F, C, A>();
         let info = bookstore_app::stacks::composed_of(tags).expect("a triple of the registry");
-        Stack {
-            identity: info.identity,
-            tags: [tags.framework, tags.serializer, tags.access, "benchmark"],
-            db_calls: info.db_calls,
-            serve: bookstore_any::serve::<F, C, A>,
-        }
+        Stack::composed(info, bookstore_any::serve::<F, C, A>)
     }
 
     macro_rules! composed_under_test {

@@ -422,6 +422,7 @@ pub fn markdown_axes(rows: &[Row]) -> String {
     let effects: Vec<&Row> =
         rows.iter().filter(|r| matches!(r.load, "axis_effect" | "axis_interaction")).collect();
     let mut concurrencies: Vec<u32> = effects.iter().filter_map(|r| r.concurrency).collect();
+    concurrencies.sort_unstable();
     concurrencies.dedup();
     for c in concurrencies {
         let at: Vec<&&Row> = effects.iter().filter(|r| r.concurrency == Some(c)).collect();
@@ -528,5 +529,37 @@ fn markdown_cell(row: &Row) -> String {
         ("not_ranked", _, _) => "not ranked".to_owned(),
         (_, Some(value), None) => value,
         (_, None, None) => "–".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effect(scenario: &str, concurrency: u32, ratio: f64) -> Row {
+        let comparison = Comparison {
+            ratio,
+            low: ratio * 0.9,
+            high: ratio * 1.1,
+            level: 0.95,
+            p_value: 0.5,
+            n: 8,
+            verdict: bookstore_stats::Verdict::NotDistinguishable,
+        };
+        let label = "sonic-rs ÷ serde_json".to_owned();
+        Row::contrast(scenario, concurrency, "axis_effect", "serializer", label, Some(&comparison))
+    }
+
+    #[test]
+    fn the_axis_table_has_one_table_per_concurrency_whatever_the_rows_order() {
+        // Rows come scenario by scenario, each at both concurrencies.
+        let rows = [effect("bookById", 128, 1.0), effect("bookById", 256, 1.1)]
+            .into_iter()
+            .chain([effect("largeJson", 128, 0.9), effect("largeJson", 256, 0.8)])
+            .collect::<Vec<_>>();
+        let text = markdown_axes(&rows);
+        assert_eq!(text.matches("**What each axis costs").count(), 2, "{text}");
+        let at_256 = text.split("c = 256").nth(1).unwrap();
+        assert!(at_256.contains("| serializer | sonic-rs ÷ serde_json | ≈ 1.10× [0.990–1.21] | ≈ 0.800× [0.720–0.880] |"), "{text}");
     }
 }

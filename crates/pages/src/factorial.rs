@@ -3,8 +3,8 @@
 //! on its own, and whether the presets run as their triples do.
 //!
 //! Per scenario and concurrency, the additive model on log rate gives each axis level's
-//! effect against its baseline — the first framework and serializer of the registry
-//! (axum, serde_json); access split into its style (diesel-async ÷ diesel: one library,
+//! effect against its baseline — the first framework and serializer the grid holds, in the
+//! registry's order (axum, serde_json in the full grid); access split into its style (diesel-async ÷ diesel: one library,
 //! blocking → async), its library (sqlx ÷ diesel-async: both async) and both at once (sqlx
 //! ÷ diesel) — each a contrast of the grid's cells compared round by round by the verdict
 //! method (`bookstore_stats::factorial`), the effects of a table one family. The two-way
@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use bookstore_app::stacks::{self, ACCESSES, Axis, FRAMEWORKS, Kind, SERIALIZERS, StackInfo};
-use bookstore_stats::factorial::{Cell, Grid};
+use bookstore_stats::factorial::{Cell, Grid, Interaction, judge_effects, judge_interactions};
 use bookstore_stats::{Comparison, Samples, judge};
 use serde::Serialize;
 
@@ -45,7 +45,8 @@ fn registry_levels(axis: Axis) -> Vec<&'static str> {
     }
 }
 
-/// The composed stacks among the run's parties, laid out as a grid; `None` without two.
+/// The composed stacks among the run's parties, laid out as a grid; `None` without two (a
+/// run may still hold a preset beside its triple: the layout check needs no grid).
 fn layout(dataset: &Dataset<'_>) -> Option<Layout> {
     let composed: Vec<StackInfo> = dataset
         .stacks
@@ -117,13 +118,10 @@ fn contrasts(levels: &[Vec<&'static str>; 3]) -> Vec<Contrast> {
     out
 }
 
-/// An interaction's contrast: `(factor, level, baseline)` of each of the two axes.
-type Pairing = ((usize, usize, usize), (usize, usize, usize));
-
 /// Every two-way interaction contrast of a grid with these `levels`, each level pair against
 /// the baselines (the first framework and serializer; diesel for access where measured),
 /// with its words.
-fn interactions(levels: &[Vec<&'static str>; 3]) -> Vec<(Pairing, String)> {
+fn interactions(levels: &[Vec<&'static str>; 3]) -> Vec<(Interaction, String)> {
     let baseline = |factor: usize| match factor {
         2 => levels[2].iter().position(|a| *a == "diesel").unwrap_or(0),
         _ => 0,
@@ -191,7 +189,7 @@ pub(crate) struct Study {
 
 /// The study of a run whose parties hold composed stacks; `None` where they do not.
 pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
-    let layout = layout(dataset)?;
+    let grid = layout(dataset);
     let mut tables = Vec::new();
     let mut checks = Vec::new();
     for scenario in &dataset.scenarios {
@@ -199,8 +197,8 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
         for &concurrency in &dataset.concurrency {
             let windows =
                 |name: &str| dataset.cell(&Target::Stack(name.to_owned()), scenario, concurrency);
-            if layout.missing.is_empty() {
-                tables.push(table(&layout, scenario, concurrency, |name| {
+            if let Some(grid) = grid.as_ref().filter(|g| g.missing.is_empty()) {
+                tables.push(table(grid, scenario, concurrency, |name| {
                     let cell = windows(name);
                     match cell.disqualified() {
                         Some(reason) => Err(format!("{name} disqualified: {reason}")),
@@ -214,13 +212,12 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
             }));
         }
     }
-    Some(Study {
-        levels: layout.levels.clone(),
-        cells: layout.cells.len(),
-        missing: layout.missing,
-        tables,
-        layout: checks,
-    })
+    if grid.is_none() && checks.is_empty() {
+        return None;
+    }
+    let (levels, cells, missing) =
+        grid.map_or_else(Default::default, |g| (g.levels, g.cells.len(), g.missing));
+    Some(Study { levels, cells, missing, tables, layout: checks })
 }
 
 /// The effects of one scenario × concurrency from each cell's `rates` by round (or why a
@@ -265,28 +262,16 @@ fn table(
         return table;
     };
     table.rounds = grid.rounds().len();
-    let pairs: Vec<Vec<(f64, f64)>> =
-        contrasts.iter().map(|c| grid.main_effect(c.factor, c.level, c.baseline)).collect();
-    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
-    for (effect, comparison) in table.effects.iter_mut().zip(judged) {
+    let effects: Vec<bookstore_stats::factorial::Effect> =
+        contrasts.iter().map(|c| (c.factor, c.level, c.baseline)).collect();
+    for (effect, comparison) in table.effects.iter_mut().zip(judge_effects(&grid, &effects)) {
         effect.comparison = comparison;
     }
     let interactions = interactions(&layout.levels);
-    let pairs: Vec<Vec<(f64, f64)>> =
-        interactions.iter().map(|((one, two), _)| grid.interaction(*one, *two)).collect();
-    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
-    let called = judged.iter().flatten().filter(|c| c.differs()).count();
-    table.interaction = interactions
-        .into_iter()
-        .zip(judged)
-        .filter_map(|((_, words), c)| Some((words, c?)))
-        // The largest of those called different, or of all when none is.
-        .max_by(|(_, a), (_, b)| {
-            (a.differs(), a.ratio.ln().abs())
-                .partial_cmp(&(b.differs(), b.ratio.ln().abs()))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        })
-        .map(|(words, c)| (words, c, called, pairs.len()));
+    let pairings: Vec<Interaction> = interactions.iter().map(|(pairing, _)| *pairing).collect();
+    let (judged, largest, called) = judge_interactions(&grid, &pairings);
+    table.interaction =
+        largest.and_then(|i| Some((interactions[i].1.clone(), judged[i]?, called, pairings.len())));
     table
 }
 
@@ -337,8 +322,9 @@ fn layout_checks(
 /// The section as the page shows it.
 #[derive(Debug, Serialize)]
 pub(crate) struct Section {
-    /// "3 frameworks (axum, …) × 3 serializers (…) × 3 accesses (…): 27 triples".
-    grid: String,
+    /// "3 frameworks (axum, …) × 3 serializers (…) × 3 accesses (…): 27 triples"; `None`
+    /// when the run measured no grid, only presets beside their triples.
+    grid: Option<String>,
     /// Triples of the grid not measured: then no effects.
     missing: Vec<String>,
     tables: Vec<TableView>,
@@ -382,13 +368,15 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
         let n = list.len();
         format!("{n} {} ({})", if n == 1 { one } else { many }, list.join(", "))
     };
-    let grid = format!(
-        "{} × {} × {}: {} triples",
-        counted(&study.levels[0], "framework", "frameworks"),
-        counted(&study.levels[1], "serializer", "serializers"),
-        counted(&study.levels[2], "access", "accesses"),
-        study.cells
-    );
+    let grid = (study.cells > 0 || !study.missing.is_empty()).then(|| {
+        format!(
+            "{} × {} × {}: {} triples",
+            counted(&study.levels[0], "framework", "frameworks"),
+            counted(&study.levels[1], "serializer", "serializers"),
+            counted(&study.levels[2], "access", "accesses"),
+            study.cells + study.missing.len()
+        )
+    });
     let tables = study
         .tables
         .iter()
@@ -416,7 +404,7 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
     let layout_summary = (!judged.is_empty()).then(|| {
         let called = judged.iter().filter(|c| c.differs()).count();
         format!(
-            "{called} of {} presets called different from their triple composed (each table's presets one family at q = {}%: with no layout effect, a table calls any at most one time in twenty)",
+            "{called} of {} comparisons of a preset with its triple composed called different (each scenario's presets one family at q = {}%: with no layout effect, a family calls any at most one time in twenty)",
             judged.len(),
             super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         )
@@ -454,6 +442,13 @@ mod tests {
             ("access", "sqlx ÷ diesel"),
         ];
         assert_eq!(labels, want.map(|(a, l)| (a, l.to_owned())));
+        // The contrasts bookstore-stats' simulated grids calibrate (tests/method/factorial.rs).
+        let indices: Vec<(usize, usize, usize)> =
+            contrasts(&levels).into_iter().map(|c| (c.factor, c.level, c.baseline)).collect();
+        assert_eq!(
+            indices,
+            [(0, 1, 0), (0, 2, 0), (1, 1, 0), (1, 2, 0), (2, 2, 1), (2, 0, 2), (2, 0, 1)]
+        );
         // 4 level pairs for each of the three pairs of axes.
         let interactions = interactions(&levels);
         assert_eq!(interactions.len(), 12);

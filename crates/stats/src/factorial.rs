@@ -19,6 +19,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::{Comparison, Samples, judge};
+
 /// The number of factors.
 pub const FACTORS: usize = 3;
 
@@ -109,6 +111,48 @@ impl<K: Ord + Clone> Grid<K> {
     }
 }
 
+/// A main effect to estimate: `level` of `factor` against `baseline`.
+pub type Effect = (usize, usize, usize);
+
+/// A two-way interaction to estimate: `(factor, level, baseline)` of each of two factors.
+pub type Interaction = ((usize, usize, usize), (usize, usize, usize));
+
+/// The main `effects` of `grid`, judged as one family (the verdict method, round by round).
+pub fn judge_effects<K: Ord + Clone>(
+    grid: &Grid<K>,
+    effects: &[Effect],
+) -> Vec<Option<Comparison>> {
+    let pairs: Vec<Vec<(f64, f64)>> = effects
+        .iter()
+        .map(|&(factor, level, baseline)| grid.main_effect(factor, level, baseline))
+        .collect();
+    judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>())
+}
+
+/// The `interactions` of `grid`, judged as one family of their own; with the index of the
+/// one to show — the largest by its estimate among those called different, or among all
+/// when none is — and how many were called.
+pub fn judge_interactions<K: Ord + Clone>(
+    grid: &Grid<K>,
+    interactions: &[Interaction],
+) -> (Vec<Option<Comparison>>, Option<usize>, usize) {
+    let pairs: Vec<Vec<(f64, f64)>> =
+        interactions.iter().map(|&(one, two)| grid.interaction(one, two)).collect();
+    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
+    let called = judged.iter().flatten().filter(|c| c.differs()).count();
+    let largest = judged
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((i, (*c)?)))
+        .max_by(|(_, a), (_, b)| {
+            (a.differs(), a.ratio.ln().abs())
+                .partial_cmp(&(b.differs(), b.ratio.ln().abs()))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .map(|(i, _)| i);
+    (judged, largest, called)
+}
+
 fn pairs(a_logs: &[f64], b_logs: &[f64]) -> Vec<(f64, f64)> {
     a_logs.iter().zip(b_logs).map(|(a, b)| (a.exp(), b.exp())).collect()
 }
@@ -181,6 +225,40 @@ mod tests {
         for d in log_ratios(&grid.main_effect(0, 1, 0)) {
             assert!((d - 0.1).abs() < 1e-9, "{d}");
         }
+    }
+
+    #[test]
+    fn the_interaction_shown_is_the_largest_called_not_the_largest_estimate() {
+        // Framework 1 with access 2: +0.3 in every round (called). Framework 2 with
+        // serializer 1: +2.0 in half the rounds, −1.0 in the others (a larger estimate, 0.5,
+        // too scattered to call).
+        let mut cells = BTreeMap::new();
+        for f in 0..3 {
+            for s in 0..3 {
+                for a in 0..3 {
+                    let by_round = (0..8)
+                        .map(|r: usize| {
+                            let wobble = 0.01 * ((r * 7 + f * 3 + s * 5 + a) % 5) as f64;
+                            let steady = if f == 1 && a == 2 { 0.3 } else { 0.0 };
+                            let swing = match (f, s, r % 2) {
+                                (2, 1, 0) => 2.0,
+                                (2, 1, _) => -1.0,
+                                _ => 0.0,
+                            };
+                            (r, (9.0 + wobble + steady + swing).exp())
+                        })
+                        .collect();
+                    cells.insert([f, s, a], by_round);
+                }
+            }
+        }
+        let grid = Grid::new([3, 3, 3], &cells).unwrap();
+        let interactions = [((0, 1, 0), (2, 2, 0)), ((0, 2, 0), (1, 1, 0))];
+        let (judged, largest, called) = judge_interactions(&grid, &interactions);
+        let (steady, swing) = (judged[0].unwrap(), judged[1].unwrap());
+        assert!(steady.differs() && !swing.differs(), "{steady:?} {swing:?}");
+        assert!(swing.ratio.ln().abs() > steady.ratio.ln().abs());
+        assert_eq!((largest, called), (Some(0), 1));
     }
 
     #[test]

@@ -311,7 +311,8 @@ impl SuiteOptions {
             needed.into_iter().filter(|name| !self.bin_dir.join(name).is_file()).collect();
         if !missing.is_empty() {
             // A composed stack's binary is not in the main job's default build.
-            let packages: Vec<String> = missing.iter().map(|name| format!("-p {name}")).collect();
+            let packages: Vec<String> =
+                missing.iter().map(|name| format!("--bin {name}")).collect();
             anyhow::bail!(
                 "{} not found in {}: build them with `cargo build --release {}` (or point --bin-dir at them)",
                 missing.join(", "),
@@ -364,7 +365,7 @@ fn parity() -> Vec<String> {
         "no idle timeout or maximum connection lifetime",
         "prepared statements cached per connection: sqlx 100, diesel and diesel-async all (the same statements, bookstore-diesel-sql; fixed texts through CachedSql, never sql_query)",
         "one pooled connection per request; checkout runs one transaction on it",
-        "diesel-async: AsyncPgConnection over tokio-postgres without TLS, a bb8 pool (min_idle = max_size, test_on_check_out with the lost-connection check only, connection_timeout = the acquire timeout, one connect attempt per replacement), awaited on the worker that took the request",
+        "diesel-async: AsyncPgConnection over tokio-postgres without TLS, a bb8 pool (min_idle = max_size, test_on_check_out with the lost-connection check only, connection_timeout = the acquire timeout; a replacement retried every 50 ms within it), awaited on the worker that took the request",
         "the same release profile, system allocator and RUSTFLAGS for every binary, the composed stacks' framework binaries included",
         "identical flags for every stack: --pool-max, --workers, --blocking-threads (diesel stacks)",
     ]

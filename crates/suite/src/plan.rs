@@ -12,7 +12,10 @@
 //! all of them alike. With `--schedule grouped` (the default) the windows compared with each
 //! other — one concurrency's parties — run next to each other, the groups and the windows
 //! within them rotating alike: the machine drifts on the scale of seconds (docs/noise.md),
-//! so a pair's windows close in time scatter less.
+//! so a pair's windows close in time scatter less. With `--schedule shuffled` each group's
+//! order is drawn afresh every round instead: with many parties listed in blocks (the
+//! factorial study's, by framework), a rotation by one per round leaves each block near the
+//! same place for as many rounds as the run has, which a shuffle does not.
 
 use bookstore_client::scenario::Scenario;
 use bookstore_record::results::Schedule;
@@ -52,11 +55,11 @@ pub(crate) fn grouped(windows: Vec<Window>, schedule: Schedule) -> Vec<Vec<Windo
     groups.into_iter().map(|(_, group)| group).collect()
 }
 
-/// The order within `group` in the round at `turn`: rotated by it, or with
-/// [`Schedule::Shuffled`] a permutation drawn from it.
-fn within<T: Clone>(group: &[T], turn: usize, schedule: Schedule) -> Vec<T> {
+/// The order within group `index` of the round at `turn`: rotated by the turn, or with
+/// [`Schedule::Shuffled`] a permutation drawn from both (each group of a round its own).
+fn within<T: Clone>(group: &[T], turn: usize, index: usize, schedule: Schedule) -> Vec<T> {
     match schedule {
-        Schedule::Shuffled => shuffled(group, turn as u64),
+        Schedule::Shuffled => shuffled(group, ((turn as u64) << 16) | index as u64),
         Schedule::Grouped | Schedule::Rotated => rotated_by(group, turn),
     }
 }
@@ -88,9 +91,10 @@ pub(crate) fn closed_block(
     (0..rounds)
         .flat_map(|round| {
             let by = *turn;
-            let order: Vec<Window> = rotated(groups, turn)
+            let indices: Vec<usize> = (0..groups.len()).collect();
+            let order: Vec<Window> = rotated(&indices, turn)
                 .into_iter()
-                .flat_map(|group| within(&group, by, schedule))
+                .flat_map(|g| within(&groups[g], by, g, schedule))
                 .collect();
             order.into_iter().map(move |party| PlannedWindow {
                 scenario,
@@ -117,19 +121,22 @@ pub(crate) fn extension_block(
     let mut plan = Vec::new();
     for step in 0..most {
         let by = *turn;
-        let live: Vec<(&[Window], u32)> = steps
+        let live: Vec<(usize, &[Window], u32)> = steps
             .iter()
-            .filter(|(_, from, to)| from + step < *to)
-            .map(|(group, from, _)| (*group, from + step))
+            .enumerate()
+            .filter(|(_, (_, from, to))| from + step < *to)
+            .map(|(index, (group, from, _))| (index, *group, from + step))
             .collect();
-        for (group, round) in rotated(&live, turn) {
-            plan.extend(within(group, by, schedule).into_iter().map(|party| PlannedWindow {
-                scenario,
-                round,
-                party,
-                offer: None,
-                slot: None,
-            }));
+        for (index, group, round) in rotated(&live, turn) {
+            plan.extend(
+                within(group, by, index, schedule).into_iter().map(|party| PlannedWindow {
+                    scenario,
+                    round,
+                    party,
+                    offer: None,
+                    slot: None,
+                }),
+            );
         }
     }
     plan
@@ -304,6 +311,18 @@ mod tests {
         {
             assert!((24..=48).contains(&sum), "the {name} nine: {sum} of 72 in the first half");
         }
+        // Two groups of one round (c = 128 and 256) each get an order of their own.
+        let at = |c: u32| (0..8).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
+        let mut turn = 0;
+        let plan =
+            closed_block(Scenario::BookById, &[at(128), at(256)], 1, Schedule::Shuffled, &mut turn);
+        let order = |c: u32| {
+            plan.iter()
+                .filter(|w| w.party.concurrency() == Some(c))
+                .map(|w| format!("{:?}", w.party).replace(&c.to_string(), ""))
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(order(128), order(256));
         // The same plan orders alike.
         assert_eq!(shuffled(&parties, 3), shuffled(&parties, 3));
         assert_ne!(shuffled(&parties, 3), shuffled(&parties, 4));

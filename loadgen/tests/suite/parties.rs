@@ -410,3 +410,17 @@ fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     options.ceilings = false;
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 40);
 }
+
+#[test]
+fn a_composed_stack_whose_binary_is_missing_is_refused_naming_the_command_that_builds_it() {
+    // The composed stacks' binaries are not in the main job's build: the suite says which
+    // to build, each by its binary's name (the responder's package is bookstore-responder).
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options(dir.path().join("run.json"));
+    options.stacks = vec![stacks::find("axum+sonic-rs+sqlx").unwrap()];
+    options.bin_dir = dir.path().to_owned();
+    let error = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("axum-any, responder not found"), "{message}");
+    assert!(message.contains("cargo build --release --bin axum-any --bin responder"), "{message}");
+}

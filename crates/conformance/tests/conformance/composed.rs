@@ -25,12 +25,7 @@ async fn all_27_triples_serve_small_json_with_their_own_name_and_tags() {
         let serve = pick(info.tags)
             .unwrap_or_else(|| panic!("{} is not compiled in", info.identity.service));
         let t = info.tags;
-        let stack = Stack {
-            identity: info.identity,
-            tags: [t.framework, t.serializer, t.access, "benchmark"],
-            db_calls: info.db_calls,
-            serve,
-        };
+        let stack = Stack::composed(*info, serve);
         let app = TestApp::spawn_with(&stack, |config| {
             config.pool.max_connections = 1;
             config.workers = 1;

@@ -14,9 +14,10 @@
 //! is handed whole to tokio's blocking pool with `tokio::task::spawn_blocking`, at most
 //! `--blocking-threads` threads (default: one per pooled connection, more could only wait
 //! for a connection). That thread checks out an r2d2 connection, runs the query and hands
-//! the rows back; the worker stays free for other requests meanwhile. The hand-off —
-//! waking a blocking thread and waking the worker again — is the cost this stack adds over
-//! `axum-serde-sqlx`, the only thing the pair changes.
+//! the rows back; the worker stays free for other requests meanwhile. Against
+//! `axum-serde-sqlx` the pair changes the access style — this hand-off, waking a blocking
+//! thread and waking the worker again — and the library with it; the composed
+//! `axum+serde_json+diesel-async` changes the style alone (docs/factorial.md).
 
 use bookstore_app::stacks::StackInfo;
 use bookstore_app::{ServerConfig, Shutdown};
