@@ -270,12 +270,6 @@ pub fn composed_of(tags: Tags) -> Option<StackInfo> {
     composed().iter().copied().find(|s| s.tags == tags)
 }
 
-/// The preset with these tags, if there is one (the layout check measures a preset beside
-/// the composed stack of the same triple).
-pub fn preset_of(tags: Tags) -> Option<StackInfo> {
-    ALL.iter().copied().find(|s| s.tags == tags)
-}
-
 /// An axis of the comparison (SPEC §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Axis {
@@ -290,15 +284,6 @@ pub enum Axis {
 impl Axis {
     /// Every axis, in the order of the tags.
     pub const ALL: [Axis; 3] = [Axis::Framework, Axis::Serializer, Axis::Access];
-
-    /// Its name in words.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Framework => "framework",
-            Axis::Serializer => "serializer",
-            Axis::Access => "access",
-        }
-    }
 }
 
 /// Two stacks that differ in the axes named, and in nothing else (a test checks that
@@ -497,7 +482,6 @@ mod tests {
         for preset in ALL {
             assert!(!names.contains(&preset.identity.service));
             assert!(composed_of(preset.tags).is_some(), "{}", preset.identity.service);
-            assert_eq!(preset_of(preset.tags), Some(*preset));
         }
         let error = find("axum+sonic-rs+jdbc").unwrap_err();
         assert!(error.contains("sqlx|diesel|diesel-async"), "{error}");
