@@ -35,7 +35,7 @@ PAGE=${PAGE:-summary/capacity-study.html}
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-500ms}
-extra=() warmup=() ceilings=()
+extra=() warmup=(--warmup 200ms) ceilings=()
 for arg in "$@"; do
     if [ "$arg" = --tiny ]; then
         STACKS=axum-serde-sqlx SCENARIOS=bookById CONCURRENCY=8 ROUNDS=2 DURATION=200ms
@@ -56,5 +56,5 @@ say "stacks $STACKS at c=$CONCURRENCY, then a rate ladder judged by $SLO; $SCENA
 # A fixed design of ROUNDS rounds: every ladder is measured in every round.
 exec "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" \
     --stacks "$STACKS" --scenarios "$SCENARIOS" --concurrency "$CONCURRENCY" "${slo[@]}" \
-    --rounds "$ROUNDS" --max-rounds "$ROUNDS" "${ceilings[@]}" --duration "$DURATION" "${warmup[@]}" \
+    --rounds "$ROUNDS" --max-rounds "$ROUNDS" "${ceilings[@]}" --duration "$DURATION" --fixed-load-duration "$DURATION" "${warmup[@]}" \
     --output "$OUTPUT" --report "$PAGE" "${extra[@]}"

@@ -32,7 +32,7 @@ PAGE=${PAGE:-summary/connections-study.html}
 
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-1s}
-extra=() warmup=()
+extra=() warmup=(--warmup 200ms)
 for arg in "$@"; do
     if [ "$arg" = --tiny ]; then
         STACKS=axum-serde-sqlx IDLE=100,300 CONCURRENCY=8 ROUNDS=2 DURATION=200ms

@@ -36,7 +36,7 @@ PAGE=${PAGE:-summary/deployment-study.html}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-1s}
 CEILINGS=${CEILINGS:-0}
-extra=() warmup=()
+extra=() warmup=(--warmup 200ms)
 for arg in "$@"; do
     if [ "$arg" = --tiny ]; then
         POOLS=2,4 LATENCIES=0,2ms SCENARIOS=checkoutCreate CONCURRENCY=8

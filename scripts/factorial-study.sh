@@ -39,7 +39,7 @@ FRAMEWORKS=${FRAMEWORKS:-axum,actix-web,hyper}
 SERIALIZERS=${SERIALIZERS:-serde_json,simd-json,sonic-rs}
 ACCESSES=${ACCESSES:-sqlx,diesel,diesel-async}
 PRESETS=${PRESETS:-axum-serde-sqlx,axum-serde-diesel,actix-serde-diesel,actix-simd-sqlx,hyper-sonic-sqlx}
-extra=() warmup=()
+extra=() warmup=(--warmup 200ms)
 for arg in "$@"; do
     if [ "$arg" = --tiny ]; then
         FRAMEWORKS=axum,hyper SERIALIZERS=serde_json,sonic-rs ACCESSES=diesel,diesel-async

@@ -5,7 +5,10 @@ For every pair of stacks in a cell (scenario x concurrency), the suite compares 
 per-round log ratio ln(b / a) of their closed-loop rates. Its spread across rounds is the
 noise the verdicts fight. This script splits that spread by what could cause it:
 
-- by the window length and the run (one row per results file);
+- by the window length and the run (one row per results file), with the run's seconds per
+  round (of a fixed design; of the longest family otherwise) and the spread a minute of
+  such rounds leaves (spread x sqrt(seconds per round /
+  60): a design that sees more in the same time has the lower one);
 - by scenario and by concurrency (the medians over the files given);
 - by the time between the pair's two windows within a round (the rotation puts a pair's
   windows next to each other in some rounds and far apart in others): if the noise were
@@ -73,7 +76,10 @@ def median(values):
 def main(paths):
     by_scenario, by_concurrency = defaultdict(list), defaultdict(list)
     residuals = []  # (gap seconds, |residual| scaled to the pair's spread)
-    print("file | HTTP ceiling /s | window s (median) | rounds | pairs | median sd of ln ratio")
+    print(
+        "file | HTTP ceiling /s | window s (median) | rounds | pairs | median sd of ln ratio | "
+        "run s per round | sd per minute"
+    )
     for path in paths:
         with open(path) as f:
             results = json.load(f)
@@ -93,10 +99,14 @@ def main(paths):
             for log, gap, _ in rounds:
                 others = (mean * n - log) / (n - 1)
                 residuals.append((gap, abs(log - others)))
+        # Per round of a fixed design (every pair has them all); where families got
+        # different rounds (the sequential design), per round of the longest.
+        seconds_per_round = results["run"]["wall_seconds"] / max(n_rounds, default=1)
         print(
             f"{path} | {http_ceiling_rps(results):.0f} | {median(windows):.2f} | "
             f"{median(n_rounds):.0f} | {len(spreads)} | "
-            f"{median(spreads):.3f}"
+            f"{median(spreads):.3f} | {seconds_per_round:.1f} | "
+            f"{median(spreads) * math.sqrt(seconds_per_round / 60):.3f}"
         )
     print()
     print("scenario | pairs | median sd")

@@ -3,8 +3,8 @@
 # compared with each other next to each other (`--schedule grouped`, the default) see more
 # than one that rotates every window of the round together (`--schedule rotated`, the
 # schedule before it)? Both schedules are run alternately, RUNS times each, on the same
-# build and hour, each with a twin of axum-serde-sqlx; then scripts/noise-study.py prints
-# each run's spread (the per-round scatter of a pair's log ratio: lower sees more).
+# build and hour, each with a twin of axum-serde-sqlx, by scripts/alternation-study.sh
+# (which prints each run's spread: lower sees more).
 #
 #   scripts/schedule-study.sh                 # 2 × 2 runs of four scenarios, no equal load
 #   RUNS=3 ROUNDS=8 SCENARIOS=bookById,checkoutCreate scripts/schedule-study.sh
@@ -12,25 +12,11 @@
 # (else a release build). Quiet machine only: the runs compare each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib.sh
 
-RUNS=${RUNS:-2}
-# A fixed design: the schedules are compared at the same rounds (5, the kept runs').
+# A fixed design: the schedules are compared at the same rounds and windows (the kept runs':
+# 5 rounds of 0.5 s windows after 0.2 s warm-ups, the defaults then).
 ROUNDS=${ROUNDS:-5}
 SCENARIOS=${SCENARIOS:-health,smallJson,bookById,checkoutCreate}
-stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
-
-release_binaries
-
-files=()
-for run in $(seq 1 "$RUNS"); do
-    for schedule in rotated grouped; do
-        output=summary/results/$stamp-schedule-$schedule-$run.json
-        say "run $run, --schedule $schedule: $output"
-        "$BIN_DIR/loadgen" suite --bin-dir "$BIN_DIR" --scenarios "$SCENARIOS" --no-equal-load \
-            --twin axum-serde-sqlx --rounds "$ROUNDS" --max-rounds "$ROUNDS" --schedule "$schedule" --output "$output" \
-            --report "/tmp/schedule-study-$schedule-$run.html" "$@" || [ $? -eq 5 ]
-        files+=("$output")
-    done
-done
-scripts/noise-study.py "${files[@]}"
+exec scripts/alternation-study.sh schedule rotated='--schedule rotated' grouped='--schedule grouped' \
+    -- --scenarios "$SCENARIOS" --no-equal-load --twin axum-serde-sqlx \
+    --rounds "$ROUNDS" --max-rounds "$ROUNDS" --duration 500ms --warmup 200ms "$@"

@@ -199,10 +199,11 @@ fn fine_percent(q: f64) -> String {
 }
 
 /// The results' names of the measurement settings the table above words itself.
-const WORDED: [&str; 9] = [
+const WORDED: [&str; 10] = [
     "concurrency",
     "warmup_seconds",
     "window_seconds",
+    "fixed_load_window_seconds",
     "rounds",
     "max_rounds",
     "budget_seconds",
@@ -252,6 +253,17 @@ pub(crate) fn method(dataset: &Dataset<'_>) -> Method {
                 m.duration.as_secs_f64()
             )
         }
+    };
+    // The fixed-load phase keeps to its clock, with half the warm-up (it only opens the
+    // connections its rate needs) and a window of its own.
+    let phases = if s.rates.is_empty() {
+        phases
+    } else {
+        format!(
+            "{phases}; fixed load: {} s warm-up, {} s window (by the clock)",
+            m.warmup.as_secs_f64() / 2.0,
+            m.fixed_load_window().as_secs_f64()
+        )
     };
     let mut settings = vec![
         ("stacks".into(), s.stacks.join(", ")),
@@ -382,6 +394,7 @@ mod tests {
             concurrency: vec![1],
             warmup: std::time::Duration::ZERO,
             duration: std::time::Duration::ZERO,
+            fixed_load_duration: None,
             rounds: 1,
             max_rounds: 0,
             budget: None,

@@ -350,6 +350,7 @@ mod tests {
                     concurrency: vec![8],
                     warmup: Duration::from_secs(1),
                     duration: Duration::from_secs(2),
+                    fixed_load_duration: None,
                     rounds: 1,
                     max_rounds: 0,
                     budget: None,

@@ -265,6 +265,7 @@ impl Suite<'_> {
             plan.arrivals = self.options.arrivals;
             plan.settle = None;
             plan.warmup /= 2;
+            plan.duration = self.options.measurement.fixed_load_window();
         }
         let postgres = target.database.and(self.database.postgres_pid());
         let mut samplers = (CpuSampler::new(target.pid, postgres, target.relay_pid), waits);

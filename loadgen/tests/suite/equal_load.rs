@@ -36,8 +36,10 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     // The closed loop at 1 connection shows what it hides; 16 is the open loop's cap.
     options.measurement.concurrency = vec![1, 16];
     options.measurement.warmup = Duration::from_millis(200);
-    // Two whole freeze periods: the window holds 20% frozen time wherever it starts.
-    options.measurement.duration = 2 * PERIOD;
+    // The fixed-load window, its own (the closed loop's is half of it): two whole freeze
+    // periods, so it holds 20% frozen time wherever it starts.
+    options.measurement.duration = PERIOD;
+    options.measurement.fixed_load_duration = Some(2 * PERIOD);
     options.rates = vec![Rate::PerSecond(RATE)];
     let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();
@@ -51,6 +53,7 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
         assert_eq!(open.offered_rps, RATE);
         assert_eq!(open.connections_cap, 16);
         assert!((990..=1010).contains(&open.due), "2 s at 500/s: {} due", open.due);
+        assert!(cell.window_seconds >= 2.0, "the fixed-load window: {} s", cell.window_seconds);
         assert_eq!(cell.counts.errors, 0, "{:?}", cell.counts);
     }
     // 20% of the requests came due while the answers were held, each waiting out the rest

@@ -81,6 +81,7 @@ fn options(output: PathBuf) -> SuiteOptions {
             concurrency: vec![2, 4],
             warmup: Duration::from_millis(50),
             duration: Duration::from_millis(200),
+            fixed_load_duration: Some(Duration::from_millis(200)),
             rounds: 2,
             max_rounds: 0,
             budget: None,

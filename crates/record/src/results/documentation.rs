@@ -136,6 +136,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
                 concurrency: vec![],
                 warmup: std::time::Duration::ZERO,
                 duration: std::time::Duration::ZERO,
+                fixed_load_duration: Some(std::time::Duration::ZERO),
                 rounds: 1,
                 max_rounds: 0,
                 budget: None,

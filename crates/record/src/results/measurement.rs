@@ -29,14 +29,25 @@ pub struct Measurement {
     pub concurrency: Vec<u32>,
     /// The shortest warm-up before each window; it lasts until every connection has had an
     /// answer (at most 5 s).
-    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "100ms", value_parser = humantime::parse_duration)]
     #[serde(rename = "warmup_seconds", with = "crate::units::seconds")]
     pub warmup: Duration,
     /// The shortest measurement window; it lasts until it holds one answer per connection
-    /// (at most 4 × this).
-    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    /// (at most 4 × this). Short, and more rounds of them: a window's rate scatters with
+    /// the machine's state, which a longer window does not average away (docs/noise.md,
+    /// "Window length").
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
+    /// The fixed-load phase's window (its warm-up is half of --warmup): longer than the
+    /// closed loop's, for the requests a tail percentile is read from.
+    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    #[serde(
+        rename = "fixed_load_window_seconds",
+        default,
+        with = "crate::units::optional_seconds"
+    )]
+    pub fixed_load_duration: Option<Duration>,
     /// Rounds every cell gets: every stack and the scenario's ceiling measure one window per
     /// round, side by side, and are compared round by round (at least 2 for a verdict).
     #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -121,7 +132,16 @@ impl Measurement {
         if self.duration.is_zero() {
             return Err("--duration must be longer than zero".into());
         }
+        if self.fixed_load_duration.is_some_and(|d| d.is_zero()) {
+            return Err("--fixed-load-duration must be longer than zero".into());
+        }
         Ok(())
+    }
+
+    /// The fixed-load phase's shortest window: `--fixed-load-duration`, or in a file from
+    /// before it (version 11 and older) the closed loop's.
+    pub fn fixed_load_window(&self) -> Duration {
+        self.fixed_load_duration.unwrap_or(self.duration)
     }
 
     /// Windows per cell: rounds × repeat.
@@ -148,7 +168,8 @@ mod tests {
         let json = serde_json::to_value(&cli.measurement).unwrap();
         assert_eq!(json["concurrency"], serde_json::json!([8, 16]));
         assert_eq!(json["warmup_seconds"], 0.3);
-        assert_eq!(json["window_seconds"], 0.5);
+        assert_eq!(json["window_seconds"], 0.2);
+        assert_eq!(json["fixed_load_window_seconds"], 0.5);
         assert_eq!(json["request_timeout_ms"], 10_000);
         assert_eq!(json["durable_database"], true);
         assert_eq!(json["rounds"], DEFAULT_ROUNDS);
@@ -189,6 +210,24 @@ mod tests {
         assert_eq!(old.looks(), bookstore_stats::Looks::fixed(3), "the rounds it ran, one look");
         let fixed = Cli::parse_from(["x", "--rounds", "5", "--max-rounds", "5"]).measurement;
         assert_eq!(fixed.looks(), bookstore_stats::Looks::fixed(5));
+    }
+
+    #[test]
+    fn the_fixed_load_window_is_its_own_and_a_file_from_before_it_had_the_closed_loops() {
+        let cli = Cli::parse_from(["x"]).measurement;
+        assert_eq!((cli.duration, cli.fixed_load_window()), (ms(200), ms(500)));
+        let own = Cli::parse_from(["x", "--fixed-load-duration", "2s"]).measurement;
+        assert_eq!(own.fixed_load_window(), Duration::from_secs(2));
+        let mut json = serde_json::to_value(&cli).unwrap();
+        json.as_object_mut().unwrap().remove("fixed_load_window_seconds");
+        let old: Measurement = serde_json::from_value(json).unwrap();
+        assert_eq!(old.fixed_load_window(), ms(200), "version 11: the window it ran");
+        let instant = Cli::parse_from(["x", "--fixed-load-duration", "0s"]).measurement;
+        assert!(instant.check().unwrap_err().contains("--fixed-load-duration"));
+    }
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
     }
 
     #[test]

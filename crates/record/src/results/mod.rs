@@ -36,8 +36,10 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// them), 8 since the order of a round (`settings.schedule`; an older file reads as
 /// `rotated`, the order it ran in), 9 since the sequential design, 10 since latency
 /// objectives (`settings.objectives`, an addition older files read without), 11 since
-/// composed stacks (`stacks[].launch`, an addition older files read without).
-pub const SCHEMA_VERSION: u32 = 11;
+/// composed stacks (`stacks[].launch`, an addition older files read without), 12 since the
+/// fixed-load phase's own window (`settings.fixed_load_window_seconds`; an older file's
+/// fixed-load windows were `window_seconds` long).
+pub const SCHEMA_VERSION: u32 = 12;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
