@@ -10,6 +10,8 @@ noise the verdicts fight. This script splits that spread by what could cause it:
   such rounds leaves (spread x sqrt(seconds per round /
   60): a design that sees more in the same time has the lower one);
 - by scenario and by concurrency (the medians over the files given);
+- whether a twin (`<stack>.twin`, the same binary and flags) came out even with its stack:
+  the mean of their per-round log ratios and its standard error, per file;
 - by the time between the pair's two windows within a round (the rotation puts a pair's
   windows next to each other in some rounds and far apart in others): if the noise were
   drift, the residual |e| of a round would grow with that gap; if it were white at the
@@ -134,6 +136,32 @@ def main(paths):
         gaps = [g for g, _ in residuals]
         values = [e for _, e in residuals]
         print(f"rank correlation of |residual| with the gap: {spearman(gaps, values):.3f}")
+    print()
+    print("file | twin | rounds | mean ln(twin / stack) | standard error")
+    for path in paths:
+        with open(path) as f:
+            results = json.load(f)
+        for twin, logs in twin_ratios(results).items():
+            error = sd(logs) / math.sqrt(len(logs)) if len(logs) >= 2 else float("nan")
+            print(f"{path} | {twin} | {len(logs)} | {statistics.fmean(logs):+.4f} | {error:.4f}")
+
+
+def twin_ratios(results):
+    """Per twin (`<stack>.twin`), ln(twin rate / its stack's rate) of every closed-loop round
+    both measured, over all cells: a twin has nothing to find, so their mean should be 0."""
+    rates = defaultdict(dict)  # (scenario, concurrency, round) -> stack -> rate
+    for stack in results["stacks"]:
+        for cell in closed_cells(stack):
+            rate = cell.get("throughput_rps") or 0
+            if rate > 0:
+                rates[(cell["scenario"], cell["concurrency"], cell["round"])][stack["name"]] = rate
+    logs = defaultdict(list)
+    for by_stack in rates.values():
+        for name, rate in by_stack.items():
+            stack = name.removesuffix(".twin")
+            if name != stack and stack in by_stack:
+                logs[name].append(math.log(rate / by_stack[stack]))
+    return logs
 
 
 def ranks(values):
