@@ -11,7 +11,15 @@ noise the verdicts fight. This script splits that spread by what could cause it:
   60): a design that sees more in the same time has the lower one);
 - by scenario and by concurrency (the medians over the files given);
 - whether a twin (`<stack>.twin`, the same binary and flags) came out even with its stack:
-  the mean of their per-round log ratios and its standard error, per file;
+  the mean of their per-round log ratios and its standard error, per file, and over all
+  files by whether the twin ran before or after its stack in the round (an order effect
+  would make it lead one way and lag the other);
+- how far two processes of one binary differ beyond the rounds' noise: per twin cell, the
+  mean of its rounds' log ratios and their standard error; the spread between processes
+  is the sd that, added to that error, best explains how far the means fall from 0 (a
+  maximum-likelihood fit over every twin cell of at least MIN_TWIN_ROUNDS rounds in the
+  files given, each cell's own round-to-round variance fitted with it), and the share of twin cells outside their 95% interval without and with it
+  (bookstore_stats::PROCESS_SD is this figure, from the kept runs docs/noise.md names);
 - by the time between the pair's two windows within a round (the rotation puts a pair's
   windows next to each other in some rounds and far apart in others): if the noise were
   drift, the residual |e| of a round would grow with that gap; if it were white at the
@@ -144,6 +152,108 @@ def main(paths):
         for twin, logs in twin_ratios(results).items():
             error = sd(logs) / math.sqrt(len(logs)) if len(logs) >= 2 else float("nan")
             print(f"{path} | {twin} | {len(logs)} | {statistics.fmean(logs):+.4f} | {error:.4f}")
+    by_order = defaultdict(list)  # whether the twin ran first in its round -> log ratios
+    for path in paths:
+        with open(path) as f:
+            for first, log in twin_rounds_by_order(json.load(f)):
+                by_order[first].append(log)
+    if by_order:
+        print()
+        print("twin ran | rounds | mean ln(twin / stack) | standard error")
+        for first in (True, False):
+            logs = by_order[first]
+            if len(logs) >= 2:
+                error = sd(logs) / math.sqrt(len(logs))
+                label = "before its stack" if first else "after its stack"
+                print(f"{label} | {len(logs)} | {statistics.fmean(logs):+.4f} | {error:.4f}")
+    cells = []
+    for path in paths:
+        with open(path) as f:
+            cells.extend(twin_cells(json.load(f)))
+    if cells:
+        extra = process_sd(cells)
+        print()
+        print(f"twin cells of at least {MIN_TWIN_ROUNDS} rounds: {len(cells)}")
+        print(f"sd between two processes of one binary (maximum likelihood): {extra:.4f}")
+        print(f"outside their 95% interval: {outside(cells, 0.0)} of {len(cells)} from the rounds' "
+              f"error alone, {outside(cells, extra)} with that sd added")
+
+
+MIN_TWIN_ROUNDS = 5
+"""Fewer rounds leave a standard error too rough to weigh a cell by."""
+
+# Two-sided 97.5% quantiles of Student's t by degrees of freedom (from statistical tables;
+# beyond the last, the normal's 1.96 is near enough for a share of cells).
+T_975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201,
+         12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+         20: 2.086, 22: 2.074, 24: 2.064, 26: 2.056, 28: 2.048, 30: 2.042}
+
+
+def t_975(df):
+    known = [d for d in T_975 if d <= df]
+    return T_975[max(known)] if known else float("inf")
+
+
+def twin_cells(results):
+    """Per twin and cell (scenario, concurrency): (mean ln(twin / stack), its standard error,
+    rounds), over the closed-loop rounds both measured."""
+    rates = defaultdict(dict)  # (scenario, concurrency) -> stack -> round -> rate
+    for stack in results["stacks"]:
+        for cell in closed_cells(stack):
+            rate = cell.get("throughput_rps") or 0
+            if rate > 0:
+                key = (cell["scenario"], cell["concurrency"])
+                rates[key].setdefault(stack["name"], {})[cell["round"]] = rate
+    for (scenario, concurrency), by_stack in sorted(rates.items()):
+        for name, rounds in by_stack.items():
+            stack = name.removesuffix(".twin")
+            if name == stack or stack not in by_stack:
+                continue
+            logs = [math.log(rate / by_stack[stack][r]) for r, rate in rounds.items()
+                    if r in by_stack[stack]]
+            if len(logs) >= MIN_TWIN_ROUNDS:
+                error = sd(logs) / math.sqrt(len(logs))
+                yield statistics.fmean(logs), error, len(logs)
+
+
+def process_sd(cells):
+    """The sd between processes that maximises the likelihood of the twin cells: each cell's
+    rounds normal around a mean of its own, that mean normal around 0 with this sd, and each
+    cell's own round-to-round variance fitted with it (so that a cell whose few rounds came
+    out close by chance does not count as precise; a grid of 0.0005 steps)."""
+    def cell(mean, error, n, extra):
+        variance = error * error * n  # the rounds' sample variance
+        best = -math.inf
+        for step in range(-40, 41):  # the cell's own variance, from a twentieth to 20 times it
+            own = variance * math.exp(step * 0.075)
+            total = extra * extra + own / n
+            best = max(best, -0.5 * (math.log(total) + mean * mean / total)
+                       - 0.5 * (n - 1) * (math.log(own) + variance / own))
+        return best
+    grid = [i * 0.0005 for i in range(121)]
+    return max(grid, key=lambda extra: sum(cell(m, e, n, extra) for m, e, n in cells))
+
+
+def outside(cells, extra):
+    """Twin cells whose mean is outside its 95% interval, the error widened by `extra`."""
+    return sum(1 for m, e, n in cells if abs(m) > t_975(n - 1) * math.sqrt(e * e + extra * extra))
+
+
+def twin_rounds_by_order(results):
+    """(whether the twin's window started before its stack's, ln(twin rate / stack rate)) per
+    closed-loop round both measured: if what a window leaves behind favoured the party after
+    it, the twin would lead in one order and lag in the other."""
+    windows = defaultdict(dict)  # (scenario, concurrency, round) -> stack -> cell
+    for stack in results["stacks"]:
+        for cell in closed_cells(stack):
+            windows[(cell["scenario"], cell["concurrency"], cell["round"])][stack["name"]] = cell
+    for by_stack in windows.values():
+        for name, twin in by_stack.items():
+            stack = by_stack.get(name.removesuffix(".twin"))
+            if name.endswith(".twin") and stack is not None:
+                a, b = stack.get("throughput_rps") or 0, twin.get("throughput_rps") or 0
+                if a > 0 and b > 0 and None not in (twin.get("started_seconds"), stack.get("started_seconds")):
+                    yield twin["started_seconds"] < stack["started_seconds"], math.log(b / a)
 
 
 def twin_ratios(results):

@@ -148,7 +148,7 @@ pub(crate) fn families(dataset: &Dataset<'_>) -> Vec<CapacityFamily> {
                 .collect();
             // Every ladder is measured in every round: a fixed design.
             let q = |_: &[&[(f64, f64)]]| bookstore_stats::FALSE_DISCOVERY_RATE;
-            let family = Family::of_members(members, Better::Higher, q, Spread::Own);
+            let family = Family::of_members(members, Better::Higher, q, Spread::Processes);
             families.push(CapacityFamily {
                 scenario: scenario.clone(),
                 objective,

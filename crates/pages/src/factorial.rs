@@ -304,7 +304,10 @@ fn layout_checks(
         })
         .collect();
     let judged = judge(
-        &samples.iter().map(|s| (!s.is_empty()).then_some(Samples::Paired(s))).collect::<Vec<_>>(),
+        &samples
+            .iter()
+            .map(|s| (!s.is_empty()).then_some(Samples::Processes(s)))
+            .collect::<Vec<_>>(),
     );
     pairs
         .into_iter()

@@ -35,6 +35,12 @@ pub(crate) struct Verdicts {
     /// The smallest difference seen four times in five (at the strictest level of a family
     /// of the median rounds).
     detectable: Option<String>,
+    /// The spread between two processes of one binary that every interval between stacks
+    /// carries ([`bookstore_stats::PROCESS_SD`]).
+    process_sd: String,
+    /// The smallest difference no number of rounds passes, for it: what a family's
+    /// strictest level calls four times in five with nothing but that spread left.
+    process_floor: String,
     /// The sequential design and what it spent, as a sentence; `None` for a fixed design.
     looks: Option<String>,
     /// The median rounds of a family.
@@ -140,7 +146,10 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let family_rounds = spent.map_or(rounds as usize, |s| s.median.round() as usize);
     let looks = dataset.looks();
     let detectable = noise
-        .and_then(|sd| detectable_ratio(sd, family_rounds, pairs_per_family, looks.final_q()))
+        .and_then(|sd| {
+            let q = looks.final_q();
+            detectable_ratio(sd, family_rounds, Spread::Processes, pairs_per_family, q)
+        })
         .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
     let looks = looks.sequential().then(|| looks_text(&looks, spent));
     Verdicts {
@@ -149,6 +158,8 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         pairs_per_family,
         noise: noise.map(|sd| format!("{sd:.3}")),
         detectable,
+        process_sd: format!("{:.3}", bookstore_stats::PROCESS_SD),
+        process_floor: process_floor(pairs_per_family),
         looks,
         family_rounds,
         called,
@@ -157,6 +168,15 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         twin_expected_percent: super::percent(FALSE_DISCOVERY_RATE),
         tails: tails(dataset),
     }
+}
+
+/// The difference a family of `pairs` calls four times in five at its strictest level when
+/// its rounds' noise is gone and only the spread between processes is left, as "6%".
+fn process_floor(pairs: usize) -> String {
+    let endless = 1_000_000;
+    let q = FALSE_DISCOVERY_RATE;
+    detectable_ratio(0.0, endless, Spread::Processes, pairs, q)
+        .map_or("–".into(), |ratio| format!("{:.0}%", (ratio - 1.0) * 100.0))
 }
 
 /// The sequential design in a sentence, with the rounds its families got.

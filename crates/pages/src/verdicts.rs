@@ -17,8 +17,13 @@ use bookstore_record::results::Cell;
 /// Where a family's pair intervals take their spread from.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Spread {
-    /// Each pair's own rounds: for rates, whose noise differs between stacks.
+    /// Each pair's own rounds: for a latency at saturation, whose noise differs between
+    /// stacks.
     Own,
+    /// Each pair's own rounds, and the spread between two processes of one binary
+    /// ([`bookstore_stats::PROCESS_SD`]) that rounds do not average: for rates, the one
+    /// statistic the twins calibrate it on.
+    Processes,
     /// The members' shared spread ([`bookstore_stats::Residual`]): for the equal-load p99,
     /// whose per-round noise is a short window's tail, alike for every stack (the twins
     /// check it), and whose pairs' own few rounds give intervals tens of times wide.
@@ -80,6 +85,7 @@ pub(crate) struct Family {
     /// The false-discovery rate it is judged at: its level in the run's sequential design
     /// (`Looks::level`), the whole of `q` for a fixed design.
     q: f64,
+    spread: Spread,
 }
 
 impl Family {
@@ -89,14 +95,14 @@ impl Family {
         dataset: &Dataset<'_>,
         scenario: &str,
         concurrency: u32,
-        better: Better,
+        (better, spread): (Better, Spread),
         value: impl Fn(&Cell) -> Option<f64>,
     ) -> Self {
         let windows =
             |stack: &str| dataset.cell(&Target::Stack(stack.to_owned()), scenario, concurrency);
         let looks = dataset.looks();
         let level = |pairs: &[&[(f64, f64)]]| looks.level(pairs);
-        Self::of_windows(dataset, windows, better, value, |_| None, level, Spread::Own)
+        Self::of_windows(dataset, windows, better, value, |_| None, level, spread)
     }
 
     /// The family of `value` over each stack's `windows`, those `not_ranked` says so of left
@@ -143,21 +149,23 @@ impl Family {
         let q = level(&pairs.iter().map(Vec::as_slice).collect::<Vec<_>>());
         let group = match spread {
             Spread::Own => Group::paired_at(&qualified, q),
+            Spread::Processes => Group::between_processes_at(&qualified, q),
             Spread::Pooled => Group::pooled_at(&qualified, q),
         };
-        Self { members, group, better, q }
+        Self { members, group, better, q, spread }
     }
 
     /// The family of the scenario's rate.
     pub(crate) fn rates(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
-        Self::of(dataset, scenario, concurrency, Better::Higher, |cell| Some(metric.of(cell)))
+        let ranked = (Better::Higher, Spread::Processes);
+        Self::of(dataset, scenario, concurrency, ranked, |cell| Some(metric.of(cell)))
     }
 
     /// The family of the p99 latency at saturation (of the answers the scenario is ranked
     /// by): lower is better, so "higher" is slower here.
     pub(crate) fn p99(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
-        Self::of(dataset, scenario, concurrency, Better::Lower, |cell| {
+        Self::of(dataset, scenario, concurrency, (Better::Lower, Spread::Own), |cell| {
             cell.ranked_latency().map(|l| l.p99_us as f64)
         })
     }
@@ -230,17 +238,17 @@ impl Family {
         let rounds: Vec<Option<Vec<(f64, f64)>>> =
             pairs.iter().map(|(a, b)| Some(shared_rounds(samples(a)?, samples(b)?))).collect();
         let residual = self.group.residual();
-        let comparisons: Vec<Option<Samples<'_>>> =
-            rounds
-                .iter()
-                .map(|r| {
-                    let pairs = r.as_deref()?;
-                    Some(residual.map_or(Samples::Paired(pairs), |residual| Samples::Pooled {
-                        pairs,
-                        residual,
-                    }))
+        let comparisons: Vec<Option<Samples<'_>>> = rounds
+            .iter()
+            .map(|r| {
+                let pairs = r.as_deref()?;
+                Some(match (self.spread, residual) {
+                    (Spread::Pooled, Some(residual)) => Samples::Pooled { pairs, residual },
+                    (Spread::Processes, _) => Samples::Processes(pairs),
+                    _ => Samples::Paired(pairs),
                 })
-                .collect();
+            })
+            .collect();
         judge_at(&comparisons, self.q)
     }
 
@@ -282,7 +290,7 @@ impl Family {
         let rounds = self.pairs().map(|(_, _, c)| c.n).max()?;
         let spread = Summary::of(self.log_ratio_spreads())?.median;
         let pairs = self.pairs().count();
-        let detectable = detectable_ratio(spread, rounds, pairs, self.q);
+        let detectable = detectable_ratio(spread, rounds, self.spread, pairs, self.q);
         Some(FamilyPower { rounds, spread, detectable })
     }
 }
@@ -298,12 +306,24 @@ pub(crate) struct FamilyPower {
 }
 
 /// The smallest true ratio a family of `pairs` comparisons, each over `rounds` rounds with
-/// a per-round log-ratio spread `spread`, judged at false-discovery rate `q`, calls
-/// different with probability [`STATED_POWER`](super::method::STATED_POWER) even at its
-/// strictest level, q / pairs (Benjamini–Hochberg's first step).
-pub(crate) fn detectable_ratio(spread: f64, rounds: usize, pairs: usize, q: f64) -> Option<f64> {
+/// a per-round log-ratio spread `spread` (and the spread between processes, if the family's
+/// `kind` adds it), judged at false-discovery rate `q`, calls different with probability
+/// [`STATED_POWER`](super::method::STATED_POWER) even at its strictest level, q / pairs
+/// (Benjamini–Hochberg's first step).
+pub(crate) fn detectable_ratio(
+    spread: f64,
+    rounds: usize,
+    kind: Spread,
+    pairs: usize,
+    q: f64,
+) -> Option<f64> {
     let strictest = q / pairs.max(1) as f64;
-    bookstore_stats::min_detectable_ratio(spread, rounds, strictest, super::method::STATED_POWER)
+    let process_sd = match kind {
+        Spread::Processes => bookstore_stats::PROCESS_SD,
+        Spread::Own | Spread::Pooled => 0.0,
+    };
+    let power = super::method::STATED_POWER;
+    bookstore_stats::min_detectable_ratio(spread, rounds, process_sd, strictest, power)
 }
 
 /// How often a twin was called different from its own stack, over the cells both were

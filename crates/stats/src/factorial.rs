@@ -8,9 +8,12 @@
 //! rates — here taken round by round: in round r, `ln B_r − ln A_r` where `A_r` and `B_r`
 //! are the geometric means of the cells at `b` and at `l`. Each round then gives one value
 //! of the contrast, its machine drift cancelled as in any pair of the suite, and the rounds
-//! give its interval: the verdict method ([`crate::Samples::Paired`]) applied to a contrast
+//! give its interval: the verdict method ([`crate::Samples::Contrast`]) applied to a contrast
 //! of cells rather than to two cells. It needs no assumption that the model is right; an
-//! effect is then the mean over the other factors' levels of the grid.
+//! effect is then the mean over the other factors' levels of the grid. Each cell is a stack,
+//! one process with a lead or lag of its own ([`crate::PROCESS_SD`] between two): a mean of
+//! `n` cells keeps 1/n of one's variance, so a main effect with `n` cells a side carries
+//! `PROCESS_SD · √(1/n)`, an interaction over `n` cells per mean `PROCESS_SD · √(2/n)`.
 //!
 //! A two-way interaction is the difference of differences of the cell means over the
 //! third factor: how much the ratio of level `l1` to `b1` of one factor changes between
@@ -19,7 +22,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Comparison, Samples, judge};
+use crate::{Comparison, PROCESS_SD, Samples, judge};
 
 /// The number of factors.
 pub const FACTORS: usize = 3;
@@ -88,6 +91,26 @@ impl<K: Ord + Clone> Grid<K> {
         pairs(&at(baseline), &at(level))
     }
 
+    /// The cells that share one level of `factors` (the cells behind one mean of a
+    /// contrast).
+    fn cells_per_mean(&self, factors: &[usize]) -> f64 {
+        let all: usize = self.levels.iter().product();
+        let fixed: usize = factors.iter().map(|&f| self.levels[f]).product();
+        (all / fixed.max(1)) as f64
+    }
+
+    /// The spread between processes of [`Self::main_effect`] of `factor`: each side's
+    /// mean of its cells, each cell's process half of [`PROCESS_SD`]²'s variance.
+    pub fn main_effect_process_sd(&self, factor: usize) -> f64 {
+        PROCESS_SD * (1.0 / self.cells_per_mean(&[factor])).sqrt()
+    }
+
+    /// The spread between processes of [`Self::interaction`] of `f1` and `f2`: four means
+    /// of cells, as [`Self::main_effect_process_sd`].
+    pub fn interaction_process_sd(&self, f1: usize, f2: usize) -> f64 {
+        PROCESS_SD * (2.0 / self.cells_per_mean(&[f1, f2])).sqrt()
+    }
+
     /// The interaction of factors `f1` and `f2`: how much `f1`'s effect of `l1` against
     /// `b1` changes from `f2` at `b2` to `f2` at `l2` — per round `(A_r, B_r)` with
     /// `ln(B_r / A_r) = m(l1,l2) − m(b1,l2) − m(l1,b2) + m(b1,b2)`, `m` the mean log of the
@@ -122,11 +145,13 @@ pub fn judge_effects<K: Ord + Clone>(
     grid: &Grid<K>,
     effects: &[Effect],
 ) -> Vec<Option<Comparison>> {
-    let pairs: Vec<Vec<(f64, f64)>> = effects
+    let pairs: Vec<(Vec<(f64, f64)>, f64)> = effects
         .iter()
-        .map(|&(factor, level, baseline)| grid.main_effect(factor, level, baseline))
+        .map(|&(factor, level, baseline)| {
+            (grid.main_effect(factor, level, baseline), grid.main_effect_process_sd(factor))
+        })
         .collect();
-    judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>())
+    judge(&contrasts(&pairs))
 }
 
 /// The `interactions` of `grid`, judged as one family of their own; with the index of the
@@ -136,9 +161,11 @@ pub fn judge_interactions<K: Ord + Clone>(
     grid: &Grid<K>,
     interactions: &[Interaction],
 ) -> (Vec<Option<Comparison>>, Option<usize>, usize) {
-    let pairs: Vec<Vec<(f64, f64)>> =
-        interactions.iter().map(|&(one, two)| grid.interaction(one, two)).collect();
-    let judged = judge(&pairs.iter().map(|p| Some(Samples::Paired(p))).collect::<Vec<_>>());
+    let pairs: Vec<(Vec<(f64, f64)>, f64)> = interactions
+        .iter()
+        .map(|&(one, two)| (grid.interaction(one, two), grid.interaction_process_sd(one.0, two.0)))
+        .collect();
+    let judged = judge(&contrasts(&pairs));
     let called = judged.iter().flatten().filter(|c| c.differs()).count();
     let largest = judged
         .iter()
@@ -151,6 +178,14 @@ pub fn judge_interactions<K: Ord + Clone>(
         })
         .map(|(i, _)| i);
     (judged, largest, called)
+}
+
+/// Each contrast's pairs with its spread between processes, as the samples judged.
+fn contrasts(pairs: &[(Vec<(f64, f64)>, f64)]) -> Vec<Option<Samples<'_>>> {
+    pairs
+        .iter()
+        .map(|(p, process_sd)| Some(Samples::Contrast { pairs: p, process_sd: *process_sd }))
+        .collect()
 }
 
 fn pairs(a_logs: &[f64], b_logs: &[f64]) -> Vec<(f64, f64)> {
@@ -191,6 +226,27 @@ mod tests {
 
     fn log_ratios(pairs: &[(f64, f64)]) -> Vec<f64> {
         pairs.iter().map(|(a, b)| (b / a).ln()).collect()
+    }
+
+    #[test]
+    fn a_contrast_of_more_cells_carries_less_of_the_spread_between_processes() {
+        // 3×3×3: a main effect's side is the mean of 9 processes, an interaction's four
+        // means of 3 each.
+        let grid = additive(3, [[0.0; 3]; 3], 0.0);
+        let main = grid.main_effect_process_sd(1);
+        assert!((main - PROCESS_SD / 3.0).abs() < 1e-12, "{main}");
+        let interaction = grid.interaction_process_sd(0, 2);
+        assert!((interaction - PROCESS_SD * (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        // Two single cells are two processes: the whole of it.
+        let two = Grid::new(
+            [2, 1, 1],
+            &BTreeMap::from([
+                ([0, 0, 0], BTreeMap::from([(0, 1.0), (1, 1.0)])),
+                ([1, 0, 0], BTreeMap::from([(0, 1.0), (1, 1.0)])),
+            ]),
+        )
+        .unwrap();
+        assert!((two.main_effect_process_sd(0) - PROCESS_SD).abs() < 1e-12);
     }
 
     #[test]

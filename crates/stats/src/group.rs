@@ -75,6 +75,13 @@ impl Group {
         Self::judged(members, q, LogRatio::paired)
     }
 
+    /// The group of `members`, each one process (a stack), judged at `q`: every pair's
+    /// interval from its own rounds widened by the spread between processes
+    /// ([`crate::Samples::Processes`]).
+    pub fn between_processes_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
+        Self::judged(members, q, LogRatio::between_processes)
+    }
+
     /// The group of `members` judged at `q`, every pair's interval from the spread the
     /// members share ([`Residual::additive`]) where there is one, else from its own rounds.
     pub fn pooled_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {

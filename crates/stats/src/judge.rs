@@ -10,6 +10,20 @@ pub enum Samples<'a> {
     /// `(a, b)` measured side by side, one pair per round: the per-round log ratio cancels
     /// the machine's drift.
     Paired(&'a [(f64, f64)]),
+    /// Measured side by side as [`Samples::Paired`], by two processes (two stacks, or a
+    /// stack and its twin): the interval widened by the spread between processes
+    /// ([`crate::PROCESS_SD`]), which the rounds of one run cannot see.
+    Processes(&'a [(f64, f64)]),
+    /// Measured side by side as [`Samples::Paired`], each side the mean log of several
+    /// processes (a factor's effect over a grid of stacks): the interval widened by the
+    /// share of the spread between processes that the contrast's weights leave,
+    /// `process_sd`.
+    Contrast {
+        /// `(a, b)` per round.
+        pairs: &'a [(f64, f64)],
+        /// The contrast's spread between processes.
+        process_sd: f64,
+    },
     /// Measured side by side as [`Samples::Paired`], the spread taken from the family's
     /// members together ([`Residual::additive`]): for a statistic whose per-round noise is
     /// large and the same for every member (a short window's p99), where a pair's own few
@@ -34,6 +48,8 @@ impl Samples<'_> {
     pub(crate) fn log_ratio(&self) -> Option<LogRatio> {
         match *self {
             Samples::Paired(pairs) => LogRatio::paired(pairs),
+            Samples::Processes(pairs) => LogRatio::between_processes(pairs),
+            Samples::Contrast { pairs, process_sd } => LogRatio::widened(pairs, process_sd),
             Samples::Pooled { pairs, residual } => LogRatio::with_residual(pairs, residual),
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
         }

@@ -27,6 +27,13 @@
 //!   holds the chance of any false call to `q` (its family-wise rate under the complete
 //!   null); the tests check that on simulated data.
 //!
+//! - **Two processes differ by more than their rounds show.** A stack is one process per
+//!   run, and two processes of one binary keep a lead or lag of their own for as long as
+//!   they run (the twins of the kept runs: [`PROCESS_SD`]). Rounds average the machine's
+//!   noise, not that; a comparison of two stacks' processes ([`Samples::Processes`],
+//!   [`Group::between_processes_at`]) adds it to the rounds' variance, so that a twin is
+//!   called different from its stack no more often than the level promises.
+//!
 //! - **Rounds where they are needed.** A family may be looked at after pre-set round counts
 //!   and stop when none of its pairs is open ([`Looks`]): interim looks judge at a strict
 //!   share of `q`, the family's last at the rest, so that stopping calls no more false
@@ -64,7 +71,7 @@ pub use judge::{Samples, judge, judge_one};
 pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
 pub use power::{min_detectable_ratio, power_of};
 pub(crate) use ratio::LogRatio;
-pub use ratio::Residual;
+pub use ratio::{PROCESS_SD, Residual};
 pub use regression::{Estimate, Line};
 pub use summary::Summary;
 

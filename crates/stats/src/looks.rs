@@ -1,6 +1,9 @@
 //! Rounds where they are needed: a group-sequential design whose looks are set before the
 //! run, so that a family may stop early and its verdicts still keep their promise.
 //!
+//! A family's pairs are two processes each (two stacks), judged as
+//! [`Samples::Processes`].
+//!
 //! A family is looked at after a few pre-set round counts. At an interim look (every look
 //! but the last) its pairs are judged at a strict level, [`INTERIM_SHARE`] of
 //! [`FALSE_DISCOVERY_RATE`] split over the interim looks (Haybittle 1971, Peto et al. 1976:
@@ -19,7 +22,7 @@
 //! own rounds (a futile family, which stops on its own data, calls nothing): at most the
 //! final share. Together, at most `q`. The simulated tests in `tests/method` measure it.
 
-use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Samples, family, t_critical};
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, PROCESS_SD, Samples, family, t_critical};
 
 /// The share of `q` the interim looks spend together: strict enough that an interim call
 /// is one no later round would reverse, small enough to leave the final look nearly all of
@@ -103,7 +106,7 @@ impl Looks {
             return None;
         }
         let comparisons: Vec<Option<Samples<'_>>> =
-            pairs.iter().map(|p| Some(Samples::Paired(p))).collect();
+            pairs.iter().map(|p| Some(Samples::Processes(p))).collect();
         let judged = judge_at(&comparisons, self.interim_q());
         let needed_t = t_critical((last - 1) as f64, self.final_q());
         let standings = pairs
@@ -116,12 +119,11 @@ impl Looks {
                 if comparison.differs() {
                     return Standing::Called;
                 }
-                let sd = test.se * (test.n as f64).sqrt();
-                if test.mean.abs() < needed_t * sd / (last as f64).sqrt() {
-                    Standing::Futile
-                } else {
-                    Standing::Open
-                }
+                // The error the last look would have: the rounds' part shrinks with them,
+                // the part between processes does not.
+                let per_round = test.se.powi(2) * test.n as f64;
+                let last_se = (per_round / last as f64 + PROCESS_SD.powi(2)).sqrt();
+                if test.mean.abs() < needed_t * last_se { Standing::Futile } else { Standing::Open }
             })
             .collect();
         Some(standings)

@@ -20,6 +20,19 @@ pub(crate) struct LogRatio {
     pub(crate) df: f64,
 }
 
+/// The spread of `ln(b / a)` between two processes of one binary measured side by side in
+/// one run, beyond the rounds' own noise: each process keeps a few-percent lead or lag of
+/// its own (its memory layout, its threads' placement, its connections) for as long as it
+/// runs, which more rounds of the same two processes do not average away. A comparison of
+/// two stacks, each one process, is a comparison of two processes; this is the part of it
+/// that says nothing about the stacks. Measured on the twins of the kept runs (each the same
+/// binary and flags as its stack): the maximum-likelihood fit over their 359 cells of at
+/// least five rounds (`scripts/noise-study.py summary/results/2026-12-0[346]*.json`, the
+/// runs of 2026-12-03 to 2026-12-06), 0.0135, rounded up to the next half percent. Without
+/// it, 22 of those cells (6.1%) fell outside their 95% interval; with it, 7 (1.9%). The
+/// measurement: docs/method.md, "The spread between two processes".
+pub const PROCESS_SD: f64 = 0.015;
+
 fn mean_and_variance(values: &[f64]) -> (f64, f64) {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
@@ -54,6 +67,25 @@ impl LogRatio {
         let own = Self::paired(pairs)?;
         let se = residual.sd * (2.0 / own.n as f64).sqrt();
         Some(Self { se, df: residual.df, ..own })
+    }
+
+    /// From `(a, b)` measured side by side by two processes, as [`Self::paired`], its
+    /// variance widened by [`PROCESS_SD`]² (what no number of rounds in one run removes).
+    /// The degrees of freedom stay the rounds' own: Satterthwaite's, which grow as the
+    /// rounds' part of the error shrinks, would be computed from that same estimate, and a
+    /// spread that came out low by chance would then also lower the critical value — in
+    /// simulation, a family with no difference called a pair in more than 5% of runs. The
+    /// rounds' own are conservative: the known part of the variance only makes the
+    /// statistic's tails lighter than Student's.
+    pub(crate) fn between_processes(pairs: &[(f64, f64)]) -> Option<Self> {
+        Self::widened(pairs, PROCESS_SD)
+    }
+
+    /// [`Self::between_processes`] with the spread between processes `process_sd`: a
+    /// contrast of several processes' means has its own share of [`PROCESS_SD`].
+    pub(crate) fn widened(pairs: &[(f64, f64)], process_sd: f64) -> Option<Self> {
+        let own = Self::paired(pairs)?;
+        Some(Self { se: (own.se.powi(2) + process_sd.powi(2)).sqrt(), ..own })
     }
 
     /// From two independent sets of samples (two runs): Welch's t on the logs.

@@ -220,8 +220,10 @@ mod tests {
         assert_eq!(open_pairs(&[base.clone(), close.clone()], &looks), 1);
         assert_eq!(open_pairs(&[base.clone(), double.clone()], &looks), 0);
         assert_eq!(open_pairs(&[base.clone(), same], &looks), 0);
-        // Three members: base–close open; double–base and double–close called.
-        assert_eq!(open_pairs(&[base.clone(), close, double], &looks), 1);
+        // Three members: base–close open, double–base called; double–close, 1.8× apart
+        // but a little noisier, open too — two degrees of freedom and the spread between
+        // processes (bookstore_stats::PROCESS_SD) leave it short of the strict interim level.
+        assert_eq!(open_pairs(&[base.clone(), close, double], &looks), 2);
         // A fixed design has no look left to go to: nothing is open.
         let fixed = Looks::fixed(3);
         assert_eq!(open_pairs(&[base, member(&[110.0, 150.0, 97.0])], &fixed), 0);

@@ -104,3 +104,24 @@ fn the_tails_line_judges_the_twin_by_the_families_shared_spread() {
     let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
     assert!(summary.contains("its p99 at equal load in 1 of 3 families"), "{summary}");
 }
+
+#[test]
+fn a_twin_steadily_a_few_percent_ahead_is_two_processes_differing_not_a_call() {
+    // Three percent ahead in every round, within a fifth of a percent: the rounds alone
+    // would call it (as they did the kept runs' twins), but two processes of one binary
+    // differ by that much (bookstore_stats::PROCESS_SD), and the page says so.
+    let mut run = with_twin();
+    for stack in run.stacks.iter_mut().filter(|s| s.name == "axum-serde-sqlx.twin") {
+        let own = fixture();
+        let first = own.stacks.iter().find(|s| s.name == "axum-serde-sqlx").unwrap();
+        for (cell, original) in stack.cells.iter_mut().zip(&first.cells) {
+            let factor = [1.030, 1.028, 1.032][cell.round as usize % 3];
+            cell.goodput_rps = original.goodput_rps * factor;
+            cell.throughput_rps = original.throughput_rps * factor;
+        }
+    }
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let method = text_between(&page, "How verdicts are made", "Parity");
+    assert!(method.contains("in 0 of 6 cells"), "{method}");
+    assert!(method.contains("beyond the rounds' noise is 0.015"), "{method}");
+}

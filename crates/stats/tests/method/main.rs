@@ -7,7 +7,8 @@ mod pooled;
 mod sequential;
 
 use bookstore_stats::{
-    FALSE_DISCOVERY_RATE, Samples, Verdict, judge as judge_family, min_detectable_ratio,
+    FALSE_DISCOVERY_RATE, PROCESS_SD, Samples, Verdict, judge as judge_family, judge_one,
+    min_detectable_ratio,
 };
 
 /// The standard deviation across rounds of a pair's log ratio, measured on the kept
@@ -37,11 +38,31 @@ impl Normal {
 
 /// Rates of `STACKS` stacks over `rounds` rounds: `truth[i]` is stack i's true log rate.
 fn rounds(random: &mut Normal, truth: &[f64], rounds: usize, pair_sd: f64) -> Vec<Vec<f64>> {
+    processes(random, truth, rounds, pair_sd, 0.0)
+}
+
+/// [`rounds`] with each stack one process that keeps a lead or lag of its own for the whole
+/// family, drawn once, `process_sd` the spread of the difference of two such (as measured
+/// on the twins, `bookstore_stats::PROCESS_SD`).
+fn processes(
+    random: &mut Normal,
+    truth: &[f64],
+    rounds: usize,
+    pair_sd: f64,
+    process_sd: f64,
+) -> Vec<Vec<f64>> {
     let own_sd = pair_sd / 2f64.sqrt();
     let drifts: Vec<f64> = (0..rounds).map(|_| 0.3 * random.next()).collect();
     truth
         .iter()
-        .map(|mu| drifts.iter().map(|d| (10.0 + mu + d + own_sd * random.next()).exp()).collect())
+        .map(|mu| {
+            let process =
+                if process_sd > 0.0 { process_sd / 2f64.sqrt() * random.next() } else { 0.0 };
+            drifts
+                .iter()
+                .map(|d| (10.0 + mu + process + d + own_sd * random.next()).exp())
+                .collect()
+        })
         .collect()
 }
 
@@ -91,7 +112,8 @@ fn a_stack_faster_by_the_stated_detectable_ratio_is_found_four_times_in_five() {
     // The ratio a page states as detectable: the most conservative level a pair can face in
     // a family of ten (all others equal: Bonferroni's q/10), 80% power.
     for (sd, n) in [(PAIR_SD, 5), (0.07, 5), (0.07, 8)] {
-        let detectable = min_detectable_ratio(sd, n, FALSE_DISCOVERY_RATE / 10.0, 0.8).unwrap();
+        let detectable =
+            min_detectable_ratio(sd, n, 0.0, FALSE_DISCOVERY_RATE / 10.0, 0.8).unwrap();
         let mut random = Normal(0x5EED_0002);
         let families = 1000;
         let mut found = 0;
@@ -115,6 +137,30 @@ fn a_stack_faster_by_the_stated_detectable_ratio_is_found_four_times_in_five() {
         assert!((0.8..0.97).contains(&power), "sd {sd}, n {n}: ×{detectable:.3} found {power}");
         assert_eq!(backwards, 0, "sd {sd}, n {n}");
     }
+}
+
+#[test]
+fn a_twin_is_called_different_as_often_as_promised_only_with_the_spread_between_processes() {
+    // A stack and its twin: two processes of one binary, each with a lead or lag of its own
+    // (bookstore_stats::PROCESS_SD between them), on a quiet hour's rounds (the kept
+    // sequential runs' quietest spread, docs/noise.md) and the default's last look. The
+    // rounds alone see the two processes' difference as the stacks', and call it; the
+    // verdict the pages draw (`Samples::Processes`) keeps its 5%.
+    let (sd, n, twins) = (0.05, 12, 4000);
+    let mut random = Normal(0x5EED_0004);
+    let (mut rounds_alone, mut with_processes) = (0, 0);
+    for _ in 0..twins {
+        let rates = processes(&mut random, &[0.0, 0.0], n, sd, PROCESS_SD);
+        let pairs: Vec<(f64, f64)> =
+            rates[0].iter().copied().zip(rates[1].iter().copied()).collect();
+        let called = |samples| judge_one(samples).expect("12 rounds").differs();
+        rounds_alone += usize::from(called(Samples::Paired(&pairs)));
+        with_processes += usize::from(called(Samples::Processes(&pairs)));
+    }
+    let (alone, with) = (rounds_alone as f64 / twins as f64, with_processes as f64 / twins as f64);
+    eprintln!("twins called: {alone:.3} on the rounds alone, {with:.3} with the processes' spread");
+    assert!(alone > 2.0 * FALSE_DISCOVERY_RATE, "the rounds alone call twins too often: {alone}");
+    assert!(with <= FALSE_DISCOVERY_RATE, "{with}");
 }
 
 #[test]

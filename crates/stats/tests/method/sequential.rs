@@ -1,9 +1,11 @@
 //! The sequential design ([`Looks`]) on simulated families: each judged at its looks on the
-//! rounds so far, stopped as soon as none of its pairs is open, as the suite does.
+//! rounds so far, stopped as soon as none of its pairs is open, as the suite does, and as
+//! the pages judge a family of stacks (`Samples::Processes`). Each stack is one process with
+//! a lead or lag of its own ([`PROCESS_SD`] between two), as the twins measured.
 
-use bookstore_stats::{FALSE_DISCOVERY_RATE, Looks, Samples, Verdict, judge_at};
+use bookstore_stats::{FALSE_DISCOVERY_RATE, Looks, PROCESS_SD, Samples, Verdict, judge_at};
 
-use super::{Normal, PAIR_SD, STACKS, rounds};
+use super::{Normal, PAIR_SD, STACKS, processes};
 
 /// The suite's default looks: `--rounds 3 --max-rounds 12`.
 fn looks() -> Looks {
@@ -36,7 +38,7 @@ fn sequential(
             continue;
         }
         let comparisons: Vec<Option<Samples>> =
-            samples.iter().map(|s| Some(Samples::Paired(s))).collect();
+            samples.iter().map(|s| Some(Samples::Processes(s))).collect();
         let verdicts = judge_at(&comparisons, looks.level(&slices))
             .into_iter()
             .zip(&pairs)
@@ -57,7 +59,7 @@ fn stopping_on_the_data_keeps_false_calls_within_q() {
         let mut wrong = 0;
         let mut spent = 0;
         for _ in 0..families {
-            let rates = rounds(&mut random, &[0.0; STACKS], last, sd);
+            let rates = processes(&mut random, &[0.0; STACKS], last, sd, PROCESS_SD);
             // The budget stops it at a look drawn apart from its data (often the last).
             let budget = (random.uniform() * 6.0) as usize;
             let (verdicts, n) = sequential(&rates, &looks, budget);
@@ -90,7 +92,8 @@ fn power_at_ten_fifteen_and_twenty_five_percent() {
         let (mut found, mut backwards, mut spent) = (0, 0, 0);
         for _ in 0..families {
             let truth = [0.0, difference.ln(), 0.0, 0.0, 0.0];
-            let (verdicts, n) = sequential(&rounds(&mut random, &truth, last, sd), &looks, 3);
+            let rates = processes(&mut random, &truth, last, sd, PROCESS_SD);
+            let (verdicts, n) = sequential(&rates, &looks, 3);
             spent += n;
             match verdicts.iter().find(|(i, j, _)| (*i, *j) == (0, 1)).unwrap().2 {
                 Verdict::Higher => found += 1,
