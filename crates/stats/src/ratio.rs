@@ -22,15 +22,16 @@ pub(crate) struct LogRatio {
 
 /// The spread of `ln(b / a)` between two processes of one binary measured side by side in
 /// one run, beyond the rounds' own noise: each process keeps a few-percent lead or lag of
-/// its own (its memory layout, its threads' placement, its connections) for as long as it
-/// runs, which more rounds of the same two processes do not average away. A comparison of
-/// two stacks, each one process, is a comparison of two processes; this is the part of it
-/// that says nothing about the stacks. Measured on the twins of the kept runs (each the same
-/// binary and flags as its stack): the maximum-likelihood fit over their 359 cells of at
-/// least five rounds (`scripts/noise-study.py summary/results/2026-12-0[346]*.json`, the
-/// runs of 2026-12-03 to 2026-12-06), 0.0135, rounded up to the next half percent. Without
-/// it, 22 of those cells (6.1%) fell outside their 95% interval; with it, 7 (1.9%). The
-/// measurement: docs/method.md, "The spread between two processes".
+/// its own for as long as it runs (what sets it was not measured), which more rounds of the
+/// same two processes do not average away. A comparison of two stacks, each one process, is
+/// a comparison of two processes; this is the part of it that says nothing about the
+/// stacks. Measured on the twins of the kept runs (each the same binary and flags as its
+/// stack): the maximum-likelihood fit over their 359 cells of at least five rounds
+/// (`scripts/noise-study.py` on `summary/results/2026-12-0[34]*.json` and
+/// `2026-12-06T0[0-5]*.json`, the runs of 2026-12-03 to 2026-12-06 05:00 UTC), 0.0135,
+/// rounded up to the next half percent. Without it, 22 of those cells (6.1%) fell outside
+/// their 95% interval; with it, 7 (1.9%). The measurement: docs/method.md, "The spread
+/// between two processes".
 pub const PROCESS_SD: f64 = 0.015;
 
 fn mean_and_variance(values: &[f64]) -> (f64, f64) {
