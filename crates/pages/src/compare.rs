@@ -3,8 +3,9 @@
 //!
 //! - **Changes**: each target's rate in NEW against BASE, cell by cell. The two sides were
 //!   measured apart, so nothing pairs their rounds: the interval is Welch's, on the logs of
-//!   each side's rounds; the family is one scenario × concurrency (every target measured on
-//!   both sides), corrected like the summary's.
+//!   each side's rounds, widened by the spread between two processes of one binary (each
+//!   run started its own; `bookstore_stats::PROCESS_SD`); the family is one scenario ×
+//!   concurrency (every target measured on both sides), corrected like the summary's.
 //! - **Verdicts of each side**: every pair of stacks as each side's own summary judges it,
 //!   and the pairs the two sides call different in opposite directions — the check that a
 //!   run reproduces.
@@ -76,9 +77,9 @@ fn targets(before: &Dataset<'_>, after: &Dataset<'_>) -> Vec<Target> {
 }
 
 /// Two runs are not paired by round: each target's rates before and after are compared as
-/// two independent sets.
+/// two independent sets, of two processes.
 fn unpaired(tests: &[Option<(Vec<f64>, Vec<f64>)>]) -> Vec<Option<Samples<'_>>> {
-    tests.iter().map(|t| t.as_ref().map(|(a, b)| Samples::Unpaired { a, b })).collect()
+    tests.iter().map(|t| t.as_ref().map(|(a, b)| Samples::Runs { a, b })).collect()
 }
 
 /// The changes of every cell measured on both sides.

@@ -34,6 +34,15 @@ pub enum Samples<'a> {
         /// The family's shared spread.
         residual: Residual,
     },
+    /// Two runs of one target (`loadgen compare`): Welch's t as [`Samples::Unpaired`], its
+    /// variance widened by the spread between processes ([`crate::PROCESS_SD`]), since each
+    /// run started its own.
+    Runs {
+        /// The first run's values.
+        a: &'a [f64],
+        /// The second run's values.
+        b: &'a [f64],
+    },
     /// Two independent sets of values (two runs, or configurations measured at different
     /// times): Welch's t on the logs of each side.
     Unpaired {
@@ -52,6 +61,7 @@ impl Samples<'_> {
             Samples::Contrast { pairs, process_sd } => LogRatio::widened(pairs, process_sd),
             Samples::Pooled { pairs, residual } => LogRatio::with_residual(pairs, residual),
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
+            Samples::Runs { a, b } => LogRatio::unpaired(a, b).map(LogRatio::with_processes),
         }
     }
 }

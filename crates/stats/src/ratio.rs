@@ -85,8 +85,18 @@ impl LogRatio {
     /// [`Self::between_processes`] with the spread between processes `process_sd`: a
     /// contrast of several processes' means has its own share of [`PROCESS_SD`].
     pub(crate) fn widened(pairs: &[(f64, f64)], process_sd: f64) -> Option<Self> {
-        let own = Self::paired(pairs)?;
-        Some(Self { se: (own.se.powi(2) + process_sd.powi(2)).sqrt(), ..own })
+        Some(Self::paired(pairs)?.plus(process_sd))
+    }
+
+    /// This comparison of two processes' values, widened by [`PROCESS_SD`] as
+    /// [`Self::between_processes`].
+    pub(crate) fn with_processes(self) -> Self {
+        self.plus(PROCESS_SD)
+    }
+
+    /// Its variance widened by `process_sd`², its degrees of freedom kept.
+    fn plus(self, process_sd: f64) -> Self {
+        Self { se: (self.se.powi(2) + process_sd.powi(2)).sqrt(), ..self }
     }
 
     /// From two independent sets of samples (two runs): Welch's t on the logs.

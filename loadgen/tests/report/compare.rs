@@ -118,3 +118,31 @@ fn opposite_calls_by_the_two_sides_are_flagged_as_contradictions() {
     )));
     assert!(!page.contains("http://") && !page.contains("https://"));
 }
+
+#[test]
+fn a_target_steadily_a_few_percent_faster_in_a_second_run_is_two_processes_not_a_change() {
+    // Rounds within a tenth of a percent, the second run 3% above the first in each: Welch's
+    // t on the rounds alone would call it, but a second run is a second process, and two
+    // processes of one binary differ by that much (bookstore_stats::PROCESS_SD).
+    let steady = |run: &mut RunResults, level: f64| {
+        let stack = run.stacks.iter_mut().find(|s| s.name == "hyper-sonic-sqlx").unwrap();
+        for cell in stack.cells.iter_mut().filter(|c| c.scenario == "bookById") {
+            let rate = level * [1.0, 1.001, 0.999][cell.round as usize % 3];
+            cell.goodput_rps = rate;
+            cell.throughput_rps = rate;
+        }
+    };
+    let (mut base, mut new) = (fixture(), fixture());
+    steady(&mut base, 10_000.0);
+    steady(&mut new, 10_300.0);
+    let changes = compare(&[base], &[new]);
+    let steadied: Vec<&bookstore_pages::compare::Change> = changes
+        .iter()
+        .filter(|c| c.target == "hyper-sonic-sqlx" && c.scenario == "bookById")
+        .collect();
+    assert!(!steadied.is_empty());
+    for change in steadied {
+        let c = change.comparison.unwrap();
+        assert!((c.ratio - 1.03).abs() < 1e-3 && !c.differs(), "{change:?}");
+    }
+}
