@@ -79,7 +79,7 @@ impl Group {
     /// interval from its own rounds widened by the spread between processes
     /// ([`crate::Samples::Processes`]).
     pub fn between_processes_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {
-        Self::judged(members, q, LogRatio::between_processes)
+        Self::judged(members, q, |pairs| crate::Samples::Processes(pairs).log_ratio())
     }
 
     /// The group of `members` judged at `q`, every pair's interval from the spread the

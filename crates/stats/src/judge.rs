@@ -2,7 +2,7 @@
 //! compare`, dbbench) hands its family of comparisons to [`judge`], so none of them can
 //! pick another test, level or correction.
 
-use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, Residual};
+use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, PROCESS_SD, Residual};
 
 /// What one comparison of B against A is drawn from.
 #[derive(Debug, Clone, Copy)]
@@ -57,11 +57,13 @@ impl Samples<'_> {
     pub(crate) fn log_ratio(&self) -> Option<LogRatio> {
         match *self {
             Samples::Paired(pairs) => LogRatio::paired(pairs),
-            Samples::Processes(pairs) => LogRatio::between_processes(pairs),
-            Samples::Contrast { pairs, process_sd } => LogRatio::widened(pairs, process_sd),
+            Samples::Processes(pairs) => Some(LogRatio::paired(pairs)?.widened_by(PROCESS_SD)),
+            Samples::Contrast { pairs, process_sd } => {
+                Some(LogRatio::paired(pairs)?.widened_by(process_sd))
+            }
             Samples::Pooled { pairs, residual } => LogRatio::with_residual(pairs, residual),
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
-            Samples::Runs { a, b } => LogRatio::unpaired(a, b).map(LogRatio::with_processes),
+            Samples::Runs { a, b } => Some(LogRatio::unpaired(a, b)?.widened_by(PROCESS_SD)),
         }
     }
 }

@@ -70,32 +70,16 @@ impl LogRatio {
         Some(Self { se, df: residual.df, ..own })
     }
 
-    /// From `(a, b)` measured side by side by two processes, as [`Self::paired`], its
-    /// variance widened by [`PROCESS_SD`]² (what no number of rounds in one run removes).
-    /// The degrees of freedom stay the rounds' own: Satterthwaite's, which grow as the
-    /// rounds' part of the error shrinks, would be computed from that same estimate, and a
-    /// spread that came out low by chance would then also lower the critical value — in
-    /// simulation, a family with no difference called a pair in more than 5% of runs. The
-    /// rounds' own are conservative: the known part of the variance only makes the
-    /// statistic's tails lighter than Student's.
-    pub(crate) fn between_processes(pairs: &[(f64, f64)]) -> Option<Self> {
-        Self::widened(pairs, PROCESS_SD)
-    }
-
-    /// [`Self::between_processes`] with the spread between processes `process_sd`: a
-    /// contrast of several processes' means has its own share of [`PROCESS_SD`].
-    pub(crate) fn widened(pairs: &[(f64, f64)], process_sd: f64) -> Option<Self> {
-        Some(Self::paired(pairs)?.plus(process_sd))
-    }
-
-    /// This comparison of two processes' values, widened by [`PROCESS_SD`] as
-    /// [`Self::between_processes`].
-    pub(crate) fn with_processes(self) -> Self {
-        self.plus(PROCESS_SD)
-    }
-
-    /// Its variance widened by `process_sd`², its degrees of freedom kept.
-    fn plus(self, process_sd: f64) -> Self {
+    /// This comparison of two processes (or of means of several, a contrast's), its
+    /// variance widened by `process_sd`² ([`PROCESS_SD`] between two): what no number of
+    /// rounds in one run removes. The degrees of freedom stay the rounds' own:
+    /// Satterthwaite's, which grow as the rounds' part of the error shrinks, would be
+    /// computed from that same estimate, and a spread that came out low by chance would then
+    /// also lower the critical value — in the sequential simulation (`tests/method`), a
+    /// family with no difference then called a pair in more than 5% of runs. The rounds'
+    /// own are conservative: the known part of the variance only makes the statistic's
+    /// tails lighter than Student's.
+    pub(crate) fn widened_by(self, process_sd: f64) -> Self {
         Self { se: (self.se.powi(2) + process_sd.powi(2)).sqrt(), ..self }
     }
 
