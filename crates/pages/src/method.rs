@@ -75,6 +75,9 @@ pub(crate) struct Tails {
     called: usize,
     compared: usize,
     twins: Vec<TwinCalls>,
+    /// What intervals 2× wide would have taken at this noise, as a sentence; `None` where
+    /// the median interval is already that narrow.
+    two_fold: Option<String>,
 }
 
 fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
@@ -96,6 +99,8 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
     }
     let width = Summary::of(&widths)?.median;
     let own_width = Summary::of(&own_widths).map_or(f64::NAN, |s| s.median);
+    let residual = Summary::of(&residuals).map(|s| s.median);
+    let two_fold = residual.filter(|_| width > 2.0).and_then(|sd| two_fold(dataset, sd));
     Some(Tails {
         families: families.iter().filter(|(_, _, f)| f.pairs().next().is_some()).count(),
         residual_sd: Summary::of(&residuals).map_or("–".into(), |s| format!("{:.2}", s.median)),
@@ -105,7 +110,26 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
         called,
         compared,
         twins: twin_tail_calls(dataset),
+        two_fold,
     })
+}
+
+/// The rounds and fixed-load seconds per stack and scenario an equal-load interval 2× wide
+/// at a family's strictest level would take, at the per-window spread `residual_sd`, as a
+/// sentence. More rounds of these windows, not longer windows: the spread was measured white
+/// in window time, so a longer window buys it no cheaper (docs/noise.md, "The tail at equal
+/// load").
+fn two_fold(dataset: &Dataset<'_>, residual_sd: f64) -> Option<String> {
+    let stacks = dataset.ranked_parties();
+    let pairs = (stacks * stacks.saturating_sub(1) / 2).max(1);
+    let rounds =
+        bookstore_stats::rounds_for_width(residual_sd, FALSE_DISCOVERY_RATE / pairs as f64, 2.0)?;
+    let window = dataset.runs[0].settings.measurement.fixed_load_window().as_secs_f64();
+    let needed_seconds = rounds as f64 * window;
+    let here_seconds = f64::from(dataset.rounds()) * window;
+    Some(format!(
+        "At that noise an interval 2× wide at a family's strictest level would take about {rounds} rounds of {window} s windows, {needed_seconds:.1} s of fixed load per stack and scenario against {here_seconds:.1} s in this run; the noise was measured white in window time, so longer windows buy it no cheaper: a question about tails is a run of its own (docs/noise.md, \"The tail at equal load\").",
+    ))
 }
 
 pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {

@@ -69,7 +69,7 @@ pub use family::{Comparison, FALSE_DISCOVERY_RATE, Verdict, digits};
 pub use group::{Better, Group, Ranking, every_pair, flipped, shared_rounds};
 pub use judge::{Samples, judge, judge_one};
 pub use looks::{INTERIM_SHARE, Looks, Standing, judge_at};
-pub use power::{min_detectable_ratio, power_of};
+pub use power::{min_detectable_ratio, power_of, rounds_for_width};
 pub(crate) use ratio::LogRatio;
 pub use ratio::{PROCESS_SD, Residual};
 pub use regression::{Estimate, Line};

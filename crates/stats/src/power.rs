@@ -33,6 +33,21 @@ pub fn power_of(ratio: f64, sd: f64, n: usize, process_sd: f64, alpha: f64) -> O
     Some(t_cdf(shift, df))
 }
 
+/// The rounds a comparison judged by a pooled spread ([`crate::Samples::Pooled`]) needs for
+/// its interval at level `1 − alpha` to be at most `width` wide (upper ÷ lower), each
+/// member's per-round log spread `residual_sd`: a pair's mean log ratio has variance
+/// 2·sd²/n, so `exp(2·z·sd·√(2/n)) ≤ width` gives `n ≥ 8·z²·sd² / ln(width)²`, with the
+/// normal's quantile (the pooled fit's degrees of freedom grow with the rounds). At least
+/// two; `None` for a width not above 1 or a spread that is not a positive number.
+pub fn rounds_for_width(residual_sd: f64, alpha: f64, width: f64) -> Option<u64> {
+    if !(width > 1.0 && residual_sd > 0.0 && residual_sd.is_finite()) {
+        return None;
+    }
+    let z = t_quantile(f64::INFINITY, 1.0 - alpha / 2.0);
+    let rounds = 8.0 * (z * residual_sd / width.ln()).powi(2);
+    Some((rounds.ceil() as u64).max(2))
+}
+
 /// The standard error of the mean log ratio of `n` rounds and its degrees of freedom (the
 /// rounds', as [`crate::Samples::Processes`] takes them). `None` below two rounds.
 fn error(sd: f64, n: usize, process_sd: f64) -> Option<(f64, f64)> {
@@ -68,6 +83,22 @@ mod tests {
         let floor = ((2.807 + 0.842) * process_sd).exp();
         assert!((seen(1000).ln() - floor.ln()).abs() < 0.01 * floor.ln() + 3e-3, "{}", seen(1000));
         assert!(alone(1000) < floor, "without it, rounds alone would pass it");
+    }
+
+    #[test]
+    fn the_rounds_for_a_width_give_that_width_and_grow_with_the_square_of_the_noise() {
+        // 8 · 1.96² · 0.5² / ln(2)² = 15.99 → 16 rounds at 95%.
+        assert_eq!(rounds_for_width(0.5, 0.05, 2.0), Some(16));
+        let n = rounds_for_width(0.55, 0.05 / 15.0, 2.0).unwrap();
+        let z = crate::t_critical(f64::INFINITY, 0.05 / 15.0);
+        let width = |n: u64| (2.0 * z * 0.55 * (2.0 / n as f64).sqrt()).exp();
+        assert!(width(n) <= 2.0 && width(n - 1) > 2.0, "{n}: {} {}", width(n), width(n - 1));
+        let double = rounds_for_width(1.1, 0.05 / 15.0, 2.0).unwrap();
+        assert!((double as f64 / n as f64 - 4.0).abs() < 0.1, "{double} vs {n}");
+        assert_eq!(rounds_for_width(0.001, 0.05, 2.0), Some(2), "never fewer than two");
+        assert_eq!(rounds_for_width(0.5, 0.05, 1.0), None);
+        assert_eq!(rounds_for_width(0.0, 0.05, 2.0), None);
+        assert_eq!(rounds_for_width(f64::NAN, 0.05, 2.0), None);
     }
 
     #[test]

@@ -162,3 +162,58 @@ fn a_variant_is_compared_with_its_stack_like_an_axis_at_saturation_and_at_equal_
     assert_eq!(row.matches("0.80").count(), 2, "rates: {row}");
     assert_eq!(row.matches("0.40").count(), 3, "p99s: {row}");
 }
+
+/// The method section's "Tails at equal load" item, as text.
+fn tails_line(page: &str) -> String {
+    let method = text_between(page, "How verdicts are made", "Parity");
+    let start = method.find("Tails at equal load").expect("a tails line");
+    method[start..].split("A cell disqualified").next().unwrap().to_owned()
+}
+
+/// The number right after `after` in `text`.
+fn number_after(text: &str, after: &str) -> f64 {
+    let start = text.find(after).unwrap_or_else(|| panic!("no {after} in {text}")) + after.len();
+    let digits: String =
+        text[start..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    digits.parse().unwrap_or_else(|_| panic!("no number after {after} in {text}"))
+}
+
+#[test]
+fn wide_tail_intervals_say_what_narrowing_them_to_twice_would_take() {
+    let run = fixture();
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    let tails = tails_line(&page);
+    let width = number_after(&tails, "intervals ");
+    assert!(width > 2.0, "the fixture's tails are noisy: {tails}");
+    let noise = number_after(&tails, "families, noise ");
+    let rounds = number_after(&tails, "would take about ");
+    let window = run.settings.measurement.fixed_load_window().as_secs_f64();
+    assert!(tails.contains(&format!("rounds of {window} s windows")), "{tails}");
+    let seconds = number_after(&tails, "windows, ");
+    assert!((seconds - rounds * window).abs() < 0.051, "{seconds} vs {rounds} × {window}");
+    let here = number_after(&tails, "against ");
+    assert!((here - 3.0 * window).abs() < 0.051, "three rounds here: {tails}");
+    // Those rounds would give a 2× interval at the strictest level of a family of the five
+    // stacks (10 pairs), and one round fewer would not (up to the two digits of the noise
+    // shown).
+    let z = bookstore_stats::t_critical(f64::INFINITY, 0.05 / 10.0);
+    let interval = |n: f64, sd: f64| (2.0 * z * sd * (2.0 / n).sqrt()).exp();
+    assert!(interval(rounds, noise - 0.005) <= 2.0, "{tails}");
+    assert!(interval(rounds - 1.0, noise + 0.005) > 2.0, "{tails}");
+    assert!(tails.contains("a question about tails is a run of its own"), "{tails}");
+
+    // Tails alike in every round (each stack a fixed share of the first's, one percent of
+    // noise) leave intervals narrower than 2×, and nothing to add.
+    let mut quiet = run.clone();
+    for (index, stack) in quiet.stacks.iter_mut().enumerate() {
+        for cell in &mut stack.equal_load {
+            let wobble = [1.0, 1.01, 0.99][cell.round as usize % 3];
+            let p99_us = 2_000.0 * (1.0 + 0.2 * index as f64) * wobble;
+            cell.latency_ok_us.as_mut().unwrap().p99_us = p99_us as u64;
+        }
+    }
+    let page = render(std::slice::from_ref(&quiet)).unwrap();
+    let tails = tails_line(&page);
+    assert!(number_after(&tails, "intervals ") < 2.0, "{tails}");
+    assert!(!tails.contains("would take about"), "{tails}");
+}
