@@ -2,8 +2,8 @@
 # Designs of a suite run compared on the same build and hour: each is run in turn, RUNS
 # times over (A B A B …), so the hour's drift falls on all of them alike; then
 # scripts/noise-study.py prints each run's spread (the per-round scatter of a pair's log
-# ratio: lower sees more), the seconds a round took and how far a twin came out from its
-# stack, and each run's page
+# ratio: lower sees more), the seconds a round took, the equal-load p99's spread per window
+# and per minute, and how far a twin came out from its stack, and each run's page
 # (/tmp/STUDY-DESIGN-RUN.html) says in its method section how many pairs it called, what it
 # could detect and what its twin was called.
 #

@@ -20,6 +20,13 @@ noise the verdicts fight. This script splits that spread by what could cause it:
   maximum-likelihood fit over every twin cell of at least MIN_TWIN_ROUNDS rounds in the
   files given, each cell's own round-to-round variance fitted with it), and the share of twin cells outside their 95% interval without and with it
   (bookstore_stats::PROCESS_SD is this figure, from the kept runs docs/noise.md names);
+- the equal-load p99 (the fixed-load phase), per file: the per-window spread of ln p99
+  around the additive fit ln p99 = stack + round (the model the page judges the p99s by,
+  `Residual` in crates/stats; here over every window with a p99, where the page also drops a
+  client-limited window, so its figure can differ by a few hundredths), the seconds a
+  fixed-load window took from one start to the next, and the spread a minute of such
+  windows leaves (spread x sqrt(seconds per window / 60)): if the tail's noise is white in
+  window time, longer windows lower the first and leave the last;
 - by the time between the pair's two windows within a round (the rotation puts a pair's
   windows next to each other in some rounds and far apart in others): if the noise were
   drift, the residual |e| of a round would grow with that gap; if it were white at the
@@ -145,6 +152,21 @@ def main(paths):
         values = [e for _, e in residuals]
         print(f"rank correlation of |residual| with the gap: {spearman(gaps, values):.3f}")
     print()
+    print(
+        "file | fixed-load window s | s per fixed-load window | rounds | families | "
+        "p99 spread per window (median) | p99 spread per minute"
+    )
+    for path in paths:
+        with open(path) as f:
+            results = json.load(f)
+        tails = equal_load_tails(results)
+        if tails:
+            window, per_window, rounds, spreads = tails
+            print(
+                f"{path} | {window:.2f} | {per_window:.2f} | {rounds} | {len(spreads)} | "
+                f"{median(spreads):.2f} | {median(spreads) * math.sqrt(per_window / 60):.3f}"
+            )
+    print()
     print("file | twin | rounds | mean ln(twin / stack) | standard error")
     for path in paths:
         with open(path) as f:
@@ -192,6 +214,43 @@ T_975 = {4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 
 def t_975(df):
     known = [d for d in T_975 if d <= df]
     return T_975[max(known)] if known else float("inf")
+
+
+def equal_load_tails(results):
+    """(fixed-load window s, s per window start to start, rounds, [per-window spread of
+    ln p99 around the additive fit, per scenario x rate]); None without a fixed-load phase."""
+    by_family = defaultdict(lambda: defaultdict(dict))  # (scenario, rate) -> stack -> round -> p99
+    starts = defaultdict(list)  # (scenario, rate) -> window starts
+    windows = []
+    for stack in results["stacks"]:
+        for cell in stack.get("equal_load") or []:
+            rate = round(cell["mode"]["open"]["rate_rps"])
+            key = (cell["scenario"], rate)
+            if cell.get("started_seconds") is not None:
+                starts[key].append(cell["started_seconds"])
+            windows.append(cell["window_seconds"])
+            latency = cell.get("latency_ok_us")
+            if latency and latency["p99_us"] > 0:
+                by_family[key][stack["name"]][cell["round"]] = latency["p99_us"]
+    # Start to start within a family's block: the window, its warm-up and the switch.
+    gaps = [b - a for times in starts.values() for a, b in zip(sorted(times), sorted(times)[1:])]
+    spreads, rounds = [], 0
+    for stacks in by_family.values():
+        shared = set.intersection(*(set(r) for r in stacks.values()))
+        members = [[math.log(r[k]) for k in sorted(shared)] for r in stacks.values()]
+        s, n = len(members), len(shared)
+        if s < 2 or n < 2:
+            continue
+        grand = statistics.fmean(v for row in members for v in row)
+        row_means = [statistics.fmean(row) for row in members]
+        round_means = [statistics.fmean(row[j] for row in members) for j in range(n)]
+        squares = sum((row[j] - m - round_means[j] + grand) ** 2
+                      for row, m in zip(members, row_means) for j in range(n))
+        spreads.append(math.sqrt(squares / ((s - 1) * (n - 1))))
+        rounds = max(rounds, n)
+    if not spreads or not gaps:
+        return None
+    return median(windows), median(gaps), rounds, spreads
 
 
 def twin_cells(results):
