@@ -103,7 +103,7 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
     let two_fold = residual.filter(|_| width > 2.0).and_then(|sd| two_fold(dataset, sd));
     Some(Tails {
         families: families.iter().filter(|(_, _, f)| f.pairs().next().is_some()).count(),
-        residual_sd: Summary::of(&residuals).map_or("–".into(), |s| format!("{:.2}", s.median)),
+        residual_sd: residual.map_or("–".into(), |sd| format!("{sd:.2}")),
         residual_df: Summary::of(&dfs).map_or("–".into(), |s| format!("{:.0}", s.median)),
         median_width: format!("{}×", bookstore_stats::digits(width)),
         own_median_width: format!("{}×", bookstore_stats::digits(own_width)),
