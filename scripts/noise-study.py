@@ -91,15 +91,18 @@ def median(values):
 
 
 def main(paths):
+    # Each file read once: a default run's file is over a megabyte of histograms.
+    runs = []
+    for path in paths:
+        with open(path) as f:
+            runs.append((path, json.load(f)))
     by_scenario, by_concurrency = defaultdict(list), defaultdict(list)
     residuals = []  # (gap seconds, |residual| scaled to the pair's spread)
     print(
         "file | HTTP ceiling /s | window s (median) | rounds | pairs | median sd of ln ratio | "
         "run s per round | sd per minute"
     )
-    for path in paths:
-        with open(path) as f:
-            results = json.load(f)
+    for path, results in runs:
         spreads, windows, n_rounds = [], [], []
         for scenario, concurrency, rounds in pairs_of(results):
             logs = [r[0] for r in rounds]
@@ -156,9 +159,7 @@ def main(paths):
         "file | fixed-load window s | s per fixed-load window | rounds | families | "
         "p99 spread per window (median) | p99 spread per minute"
     )
-    for path in paths:
-        with open(path) as f:
-            results = json.load(f)
+    for path, results in runs:
         tails = equal_load_tails(results)
         if tails:
             window, per_window, rounds, spreads = tails
@@ -168,17 +169,14 @@ def main(paths):
             )
     print()
     print("file | twin | rounds | mean ln(twin / stack) | standard error")
-    for path in paths:
-        with open(path) as f:
-            results = json.load(f)
+    for path, results in runs:
         for twin, logs in twin_ratios(results).items():
             error = sd(logs) / math.sqrt(len(logs)) if len(logs) >= 2 else float("nan")
             print(f"{path} | {twin} | {len(logs)} | {statistics.fmean(logs):+.4f} | {error:.4f}")
     by_order = defaultdict(list)  # whether the twin ran first in its round -> log ratios
-    for path in paths:
-        with open(path) as f:
-            for first, log in twin_rounds_by_order(json.load(f)):
-                by_order[first].append(log)
+    for _, results in runs:
+        for first, log in twin_rounds_by_order(results):
+            by_order[first].append(log)
     if by_order:
         print()
         print("twin ran | rounds | mean ln(twin / stack) | standard error")
@@ -189,9 +187,8 @@ def main(paths):
                 label = "before its stack" if first else "after its stack"
                 print(f"{label} | {len(logs)} | {statistics.fmean(logs):+.4f} | {error:.4f}")
     cells = []
-    for path in paths:
-        with open(path) as f:
-            cells.extend(twin_cells(json.load(f)))
+    for _, results in runs:
+        cells.extend(twin_cells(results))
     if cells:
         extra = process_sd(cells)
         print()
