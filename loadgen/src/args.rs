@@ -7,7 +7,7 @@ use std::time::Duration;
 /// triple's (`framework+serializer+access`) accepted but not listed; a wrong one is a usage
 /// error (exit 2) with the closest name suggested.
 pub(crate) fn stack_names() -> clap::builder::PossibleValuesParser {
-    use bookstore_app::stacks;
+    use bookstore_registry::stacks;
     let presets = stacks::ALL.iter().map(|s| clap::builder::PossibleValue::new(s.identity.service));
     let composed = stacks::composed()
         .iter()
@@ -265,8 +265,8 @@ pub(crate) struct ServerFlags {
 impl ServerFlags {
     /// What every stack is started with; a 0 would make every stack refuse to start, so
     /// at least one worker and thread.
-    pub(crate) fn tuning(&self) -> bookstore_app::Tuning {
-        bookstore_app::Tuning {
+    pub(crate) fn tuning(&self) -> bookstore_registry::Tuning {
+        bookstore_registry::Tuning {
             pool_max: self.pool_max,
             workers: self.server_workers.unwrap_or_else(cpus).max(1),
             blocking_threads: self.blocking_threads.unwrap_or(self.pool_max as usize).max(1),
@@ -281,13 +281,13 @@ impl ServerFlags {
 /// The stacks named on the command line (already checked by clap), or all five.
 pub(crate) fn chosen_stacks(
     names: &[String],
-) -> anyhow::Result<Vec<bookstore_app::stacks::StackInfo>> {
+) -> anyhow::Result<Vec<bookstore_registry::stacks::StackInfo>> {
     if names.is_empty() {
-        return Ok(bookstore_app::stacks::ALL.to_vec());
+        return Ok(bookstore_registry::stacks::ALL.to_vec());
     }
     names
         .iter()
-        .map(|name| bookstore_app::stacks::find(name))
+        .map(|name| bookstore_registry::stacks::find(name))
         .collect::<Result<_, _>>()
         .map_err(anyhow::Error::msg)
 }

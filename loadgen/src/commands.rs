@@ -32,7 +32,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         chosen_stacks(&args.stacks)?
     };
     let mut taken: Vec<String> =
-        bookstore_app::stacks::names().into_iter().map(str::to_owned).collect();
+        bookstore_registry::stacks::names().into_iter().map(str::to_owned).collect();
     let mut variants = Vec::new();
     for spec in &args.variants {
         let variant = bookstore_suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
@@ -604,9 +604,9 @@ fn twin_of<'s>(
     asked: Option<&str>,
     default: bool,
     started_here: bool,
-    stacks: &'s [bookstore_app::stacks::StackInfo],
+    stacks: &'s [bookstore_registry::stacks::StackInfo],
     variants: &[bookstore_suite::Variant],
-) -> anyhow::Result<Option<&'s bookstore_app::stacks::StackInfo>> {
+) -> anyhow::Result<Option<&'s bookstore_registry::stacks::StackInfo>> {
     if let Some(name) = asked {
         let stack = stacks.iter().find(|s| s.identity.service == name);
         return stack.map(Some).ok_or_else(|| {
@@ -623,10 +623,10 @@ fn twin_of<'s>(
 fn add_per_stack<T: Ord + Copy>(
     flag: &str,
     values: impl Iterator<Item = T>,
-    stacks: &[bookstore_app::stacks::StackInfo],
+    stacks: &[bookstore_registry::stacks::StackInfo],
     taken: &mut Vec<String>,
     variants: &mut Vec<bookstore_suite::Variant>,
-    variant: impl Fn(bookstore_app::stacks::StackInfo, T) -> bookstore_suite::Variant,
+    variant: impl Fn(bookstore_registry::stacks::StackInfo, T) -> bookstore_suite::Variant,
 ) -> anyhow::Result<()> {
     let mut values: Vec<T> = values.collect();
     values.sort_unstable();
@@ -647,14 +647,14 @@ fn add_per_stack<T: Ord + Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bookstore_app::stacks::{AXUM_SERDE_DIESEL, HYPER_SONIC_SQLX};
+    use bookstore_registry::stacks::{AXUM_SERDE_DIESEL, HYPER_SONIC_SQLX};
     use bookstore_suite::Variant;
 
     #[test]
     fn a_run_has_a_twin_of_its_first_stack_unless_told_otherwise() {
         let stacks = [HYPER_SONIC_SQLX, AXUM_SERDE_DIESEL];
         let name =
-            |twin: Option<&bookstore_app::stacks::StackInfo>| twin.map(|s| s.identity.service);
+            |twin: Option<&bookstore_registry::stacks::StackInfo>| twin.map(|s| s.identity.service);
         let twin = |asked, default, here, variants: &[Variant]| {
             name(twin_of(asked, default, here, &stacks, variants).unwrap())
         };

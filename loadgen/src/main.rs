@@ -73,8 +73,8 @@ fn main() -> ExitCode {
             Ok(0)
         }
         Command::Stacks { long, composed } => {
-            let composed = if composed { bookstore_app::stacks::composed() } else { &[] };
-            let stacks = bookstore_app::stacks::ALL.iter().chain(composed);
+            let composed = if composed { bookstore_registry::stacks::composed() } else { &[] };
+            let stacks = bookstore_registry::stacks::ALL.iter().chain(composed);
             for stack in stacks {
                 if long {
                     println!(

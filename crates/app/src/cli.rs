@@ -11,11 +11,11 @@ use std::time::Duration;
 use clap::{Args, Command, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
-pub use crate::config::DbCalls;
+use bookstore_registry::{DbCalls, LISTEN_BACKLOG};
 use crate::config::{BlockingArgs, ComposedArgs, ServerArgs, ServerConfig};
-use crate::handlers::Identity;
-use crate::routes::HEALTH_DB;
-use crate::stacks::{StackInfo, Tags};
+use bookstore_registry::Identity;
+use bookstore_registry::routes::HEALTH_DB;
+use bookstore_registry::stacks::{StackInfo, Tags};
 
 /// The future that tells a server to stop accepting and drain.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -23,14 +23,6 @@ pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// A server's entry point: serve on an already bound listener until `shutdown` completes.
 /// Tests bind `127.0.0.1:0` and call it directly.
 pub type ServeFn = fn(TcpListener, ServerConfig, Shutdown) -> anyhow::Result<()>;
-
-/// The listen backlog of every stack: the connections the kernel completes before the
-/// server accepts them. `std::net::TcpListener::bind` asks for 128; a client opening 256
-/// connections at once then has the rest of its SYNs dropped, and they come back after
-/// TCP's 1 s retransmission timeout. tokio's and actix's own `bind` ask for 1024 and 2048:
-/// 1024 is what an ordinary service built on these crates gets (the kernel caps it at
-/// `net.core.somaxconn`).
-pub const LISTEN_BACKLOG: i32 = 1024;
 
 /// A listener on `addr` with [`LISTEN_BACKLOG`], `SO_REUSEADDR` as the frameworks set it.
 pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
@@ -85,7 +77,7 @@ pub fn parse_composed(
     let matches = command.clone().try_get_matches_from(args)?;
     let composed = ComposedArgs::from_arg_matches(&matches)?;
     let tags = composed.tags(framework);
-    let stack = crate::stacks::composed_of(tags).ok_or_else(|| {
+    let stack = bookstore_registry::stacks::composed_of(tags).ok_or_else(|| {
         command.clone().error(
             clap::error::ErrorKind::InvalidValue,
             format!("{} is not a stack of the registry", tags.name()),
@@ -113,7 +105,7 @@ pub fn parse_composed(
 
 /// The binary of `framework`'s composed stacks, as the registry names it.
 fn composed_binary(framework: &'static str) -> &'static str {
-    crate::stacks::FRAMEWORKS.iter().find(|f| f.tag == framework).map_or(framework, |f| f.binary)
+    bookstore_registry::stacks::FRAMEWORKS.iter().find(|f| f.tag == framework).map_or(framework, |f| f.binary)
 }
 
 /// Runs what a server binary was asked to do, as `identity`: serve with `serve`, probe, or

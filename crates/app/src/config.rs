@@ -9,85 +9,7 @@ use std::time::Duration;
 use bookstore_domain::store::PoolSettings;
 use clap::Args;
 
-use crate::handlers::Identity;
-
-/// Whether a stack runs its database calls on a blocking thread pool (and so accepts
-/// `--blocking-threads`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DbCalls {
-    /// The store is async; no blocking pool.
-    Async,
-    /// The store blocks; calls are handed to a thread pool.
-    Blocking,
-}
-
-/// The long names of the flags a harness sets on every stack it starts ([`Tuning`]),
-/// written once: clap below and [`Tuning`] both take them from here.
-pub mod flags {
-    /// `--pool-max`.
-    pub const POOL_MAX: &str = "pool-max";
-    /// `--workers`.
-    pub const WORKERS: &str = "workers";
-    /// `--blocking-threads`.
-    pub const BLOCKING_THREADS: &str = "blocking-threads";
-    /// `--serializer`, of a composed stack's binary.
-    pub const SERIALIZER: &str = "serializer";
-    /// `--access`, of a composed stack's binary.
-    pub const ACCESS: &str = "access";
-}
-
-/// What a measuring harness (the suite, `loadgen faults`) sets on every stack it starts:
-/// the pool's size, the runtime's workers, and for a blocking stack its blocking threads.
-/// A variant's own flags override them ([`Tuning::overridden_by`]), so a page reads a
-/// party's pool from the same place the party was started with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tuning {
-    /// `--pool-max`.
-    pub pool_max: u32,
-    /// `--workers`.
-    pub workers: usize,
-    /// `--blocking-threads` (blocking stacks only).
-    pub blocking_threads: usize,
-}
-
-impl Tuning {
-    /// The flags to start a stack whose database calls are `calls` with.
-    pub fn args(&self, calls: DbCalls) -> Vec<String> {
-        let mut args = vec![
-            format!("--{}", flags::POOL_MAX),
-            self.pool_max.to_string(),
-            format!("--{}", flags::WORKERS),
-            self.workers.to_string(),
-        ];
-        if calls == DbCalls::Blocking {
-            args.extend([
-                format!("--{}", flags::BLOCKING_THREADS),
-                self.blocking_threads.to_string(),
-            ]);
-        }
-        args
-    }
-
-    /// This tuning with whatever `args` (a variant's own `--flag value` pairs, given after
-    /// the harness's, so they win) set instead; values that do not parse are left to the
-    /// server to refuse.
-    pub fn overridden_by(mut self, args: &[String]) -> Self {
-        for pair in args.chunks(2) {
-            let (Some(name), Some(value)) = (pair[0].strip_prefix("--"), pair.get(1)) else {
-                continue;
-            };
-            match name {
-                flags::POOL_MAX => self.pool_max = value.parse().unwrap_or(self.pool_max),
-                flags::WORKERS => self.workers = value.parse().unwrap_or(self.workers),
-                flags::BLOCKING_THREADS => {
-                    self.blocking_threads = value.parse().unwrap_or(self.blocking_threads)
-                }
-                _ => {}
-            }
-        }
-        self
-    }
-}
+use bookstore_registry::{Identity, flags};
 
 /// Flags every stack accepts.
 #[derive(Debug, Clone, Args)]
@@ -159,20 +81,20 @@ pub struct ComposedArgs {
 
 impl ComposedArgs {
     /// The tags of the triple these flags name on `framework`.
-    pub fn tags(&self, framework: &'static str) -> crate::stacks::Tags {
-        crate::stacks::Tags { framework, serializer: self.serializer, access: self.access }
+    pub fn tags(&self, framework: &'static str) -> bookstore_registry::stacks::Tags {
+        bookstore_registry::stacks::Tags { framework, serializer: self.serializer, access: self.access }
     }
 }
 
 /// `value` as the registry's serializer tag, or what the valid ones are.
 fn serializer_tag(value: &str) -> Result<&'static str, String> {
-    let tags = crate::stacks::SERIALIZERS;
+    let tags = bookstore_registry::stacks::SERIALIZERS;
     tags.into_iter().find(|t| *t == value).ok_or_else(|| format!("not one of {}", tags.join(", ")))
 }
 
 /// `value` as the registry's access tag, or what the valid ones are.
 fn access_tag(value: &str) -> Result<&'static str, String> {
-    let tags = crate::stacks::ACCESSES.map(|a| a.tag);
+    let tags = bookstore_registry::stacks::ACCESSES.map(|a| a.tag);
     tags.into_iter().find(|t| *t == value).ok_or_else(|| format!("not one of {}", tags.join(", ")))
 }
 
@@ -266,6 +188,8 @@ mod tests {
         #[command(flatten)]
         blocking: BlockingArgs,
     }
+
+    use bookstore_registry::{DbCalls, Tuning};
 
     const IDENTITY: Identity = Identity { service: "s", framework: "f", default_port: 8081 };
 

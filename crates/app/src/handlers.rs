@@ -17,19 +17,9 @@ use bookstore_domain::params::{
     self, BOOK_LIST_LIMIT, LARGE_JSON_LIMIT, QueryString, REPORT_LIMIT, SearchParams,
 };
 use bookstore_domain::store::Store;
+use bookstore_registry::Identity;
 use bookstore_timing::{self as timing, Phase};
 use serde::Serialize;
-
-/// What a stack is: its binary name, framework and default port (SPEC §1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
-    /// Binary and crate name, e.g. `axum-serde-sqlx`; the `service` of small-json.
-    pub service: &'static str,
-    /// Framework tag of small-json, e.g. `axum`.
-    pub framework: &'static str,
-    /// Port of the default bind address `127.0.0.1:<port>`.
-    pub default_port: u16,
-}
 
 /// A response body with its status; the `Content-Type` is always `application/json`.
 #[derive(Debug, Clone, PartialEq, Eq)]

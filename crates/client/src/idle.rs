@@ -219,7 +219,7 @@ impl Hold {
         let exchange = async {
             let request = format!(
                 "GET {} HTTP/1.1\r\nHost: {}\r\n\r\n",
-                bookstore_app::routes::HEALTH,
+                bookstore_registry::routes::HEALTH,
                 self.addr
             );
             stream.write_all(request.as_bytes()).await.ok()?;

@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bookstore_app::Tuning;
-use bookstore_app::stacks::StackInfo;
+use bookstore_registry::Tuning;
+use bookstore_registry::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
 use bookstore_client::engine::{self, Arrivals, LoadPlan};

@@ -39,7 +39,7 @@ struct AxisCell {
 
 pub(crate) fn tables(dataset: &Dataset<'_>) -> Vec<AxisTable> {
     let measured = |name: &str| dataset.stacks.iter().any(|s| s == name);
-    let axes = bookstore_app::stacks::AXIS_PAIRS
+    let axes = bookstore_registry::stacks::AXIS_PAIRS
         .iter()
         .map(|pair| {
             let (baseline, changed) = (pair.baseline, pair.changed);

@@ -215,10 +215,10 @@ impl<'a> Dataset<'a> {
 
     /// How `stack` (a stack's or a variant's name) calls its database: a variant's is its
     /// stack's. `None` for a name outside the registry (`--targets`).
-    pub(crate) fn db_calls(&self, stack: &str) -> Option<bookstore_app::DbCalls> {
+    pub(crate) fn db_calls(&self, stack: &str) -> Option<bookstore_registry::DbCalls> {
         let entry = self.runs.iter().flat_map(|r| &r.stacks).find(|s| s.name == stack)?;
         let name = entry.variant_of.as_deref().unwrap_or(&entry.name);
-        bookstore_app::stacks::find(name).ok().map(|info| info.db_calls)
+        bookstore_registry::stacks::find(name).ok().map(|info| info.db_calls)
     }
 
     /// The round trip the relay added between `stack` (a stack's or a variant's name) and

@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_app::stacks::Axis;
-use bookstore_app::{DbCalls, Tuning};
+use bookstore_registry::stacks::Axis;
+use bookstore_registry::{DbCalls, Tuning};
 use bookstore_stats::{Comparison, Summary, Verdict};
 use serde::Serialize;
 
@@ -35,7 +35,7 @@ struct Party {
 impl Party {
     fn of(run: &RunResults, stack: &StackResults) -> Option<Self> {
         let registry = stack.variant_of.as_deref().unwrap_or(&stack.name);
-        let info = bookstore_app::stacks::find(registry).ok()?;
+        let info = bookstore_registry::stacks::find(registry).ok()?;
         let (stack_name, calls) = (info.identity.service, info.db_calls);
         let settings = &run.settings;
         let tuning = Tuning {
@@ -191,7 +191,7 @@ fn table(
     // differs from its own in the access style alone (the registry's database-access axis
     // pair): these comparisons one family.
     let counterpart = |blocking: &str| {
-        bookstore_app::stacks::AXIS_PAIRS
+        bookstore_registry::stacks::AXIS_PAIRS
             .iter()
             .find(|pair| pair.axes == [Axis::Access] && pair.changed == blocking)
             .map(|pair| pair.baseline)

@@ -57,7 +57,7 @@ struct BlockingTail {
 
 /// The [`BlockingTails`] of a family, when it has both kinds of ranked stacks.
 fn blocking_tails(dataset: &Dataset<'_>, family: &Family) -> Option<BlockingTails> {
-    use bookstore_app::DbCalls;
+    use bookstore_registry::DbCalls;
     let ranked = |calls: DbCalls| {
         family
             .members

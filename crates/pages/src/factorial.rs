@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_app::stacks::{self, ACCESSES, Axis, FRAMEWORKS, Kind, SERIALIZERS, StackInfo};
+use bookstore_registry::stacks::{self, ACCESSES, Axis, FRAMEWORKS, Kind, SERIALIZERS, StackInfo};
 use bookstore_stats::factorial::{Cell, Grid, Interaction, judge_effects, judge_interactions};
 use bookstore_stats::{Comparison, Samples, judge};
 use serde::Serialize;

@@ -38,8 +38,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use bookstore_app::Tuning;
-use bookstore_app::stacks::StackInfo;
+use bookstore_registry::Tuning;
+use bookstore_registry::stacks::StackInfo;
 
 use bookstore_client::engine::{Arrivals, LiveCounter, LoadPlan, Settle};
 use bookstore_client::scenario::Scenario;
@@ -373,7 +373,7 @@ fn parity() -> Vec<String> {
     .into_iter()
     .chain([format!(
         "one listener per stack with a backlog of {} (the frameworks' own bind: tokio 1024, actix 2048)",
-        bookstore_app::cli::LISTEN_BACKLOG
+        bookstore_registry::LISTEN_BACKLOG
     )])
     .collect()
 }
@@ -441,8 +441,8 @@ mod tests {
         let near = Variant::parse("near=axum-serde-sqlx --db-latency 0s", &taken).unwrap();
         assert_eq!(near.db_latency, None);
         assert!(Variant::parse("x=axum-serde-sqlx --db-latency soon", &taken).is_err());
-        let far = Variant::with_db_latency(bookstore_app::stacks::ALL[0], Duration::from_millis(1));
-        assert_eq!(far.label, format!("{}.db1ms", bookstore_app::stacks::ALL[0].identity.service));
+        let far = Variant::with_db_latency(bookstore_registry::stacks::ALL[0], Duration::from_millis(1));
+        assert_eq!(far.label, format!("{}.db1ms", bookstore_registry::stacks::ALL[0].identity.service));
         assert!(
             Variant::parse(&format!("{}=axum-serde-sqlx --workers 1", far.label), &taken).is_ok()
         );
@@ -510,8 +510,8 @@ mod tests {
         )
         .unwrap();
         let specs = ComposeFrom::Network.target_specs();
-        assert_eq!(specs.len(), bookstore_app::stacks::ALL.len());
-        for (spec, stack) in specs.iter().zip(bookstore_app::stacks::ALL) {
+        assert_eq!(specs.len(), bookstore_registry::stacks::ALL.len());
+        for (spec, stack) in specs.iter().zip(bookstore_registry::stacks::ALL) {
             let (name, port) = (stack.identity.service, stack.identity.default_port);
             assert_eq!(spec, &format!("{name}=http://{name}:{port}"));
             assert!(compose.contains(&format!("\n  {name}:\n")), "no service {name}");

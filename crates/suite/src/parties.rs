@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bookstore_app::stacks::StackInfo;
+use bookstore_registry::stacks::StackInfo;
 
 /// A stack run with flags of its own, under a label: `label=stack --flag value …`
 /// (`--variant`). Its flags replace the suite's for the same setting (`--workers`,
@@ -35,7 +35,7 @@ impl Variant {
             .ok_or_else(|| format!("--variant {spec:?}: expected label=stack --flag value …"))?;
         let label = label.trim();
         let mut words = rest.split_whitespace();
-        let stack = bookstore_app::stacks::find(words.next().unwrap_or(""))
+        let stack = bookstore_registry::stacks::find(words.next().unwrap_or(""))
             .map_err(|e| format!("--variant {spec:?}: {e}"))?;
         let args: Vec<String> = words.map(str::to_owned).collect();
         let valid_label = !label.is_empty()
@@ -167,7 +167,7 @@ impl ComposeFrom {
 
     /// The stacks as `--targets` would name them, `name=http://host:port`.
     pub fn target_specs(self) -> Vec<String> {
-        bookstore_app::stacks::ALL
+        bookstore_registry::stacks::ALL
             .iter()
             .map(|stack| {
                 let (name, port) = (stack.identity.service, stack.identity.default_port);
@@ -190,7 +190,7 @@ pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::Socke
         let (name, address) = spec
             .split_once('=')
             .ok_or_else(|| format!("--targets {spec:?}: expected name=http://host:port"))?;
-        let stack = bookstore_app::stacks::find(name.trim())?;
+        let stack = bookstore_registry::stacks::find(name.trim())?;
         let url = url::Url::parse(address.trim())
             .map_err(|e| format!("--targets {spec:?}: expected http://host:port ({e})"))?;
         if url.scheme() != "http" || !matches!(url.path(), "" | "/") || url.query().is_some() {

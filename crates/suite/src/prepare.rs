@@ -5,7 +5,7 @@
 use bookstore_record::results::StackStatus;
 use std::time::Duration;
 
-use bookstore_app::stacks::StackInfo;
+use bookstore_registry::stacks::StackInfo;
 use bookstore_domain::store::redact_credentials;
 
 use super::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, parity};
@@ -52,7 +52,7 @@ impl Suite<'_> {
             }
             let name = label.as_str();
             let index = self.add_stack(name, None);
-            if stack.kind == bookstore_app::stacks::Kind::Composed {
+            if stack.kind == bookstore_registry::stacks::Kind::Composed {
                 let entry = &mut self.results.stacks[index];
                 entry.launch =
                     std::iter::once(stack.binary.to_owned()).chain(stack.launch_args()).collect();

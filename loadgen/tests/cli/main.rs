@@ -5,7 +5,7 @@
 
 use std::process::{Command, Output};
 
-use bookstore_app::stacks;
+use bookstore_registry::stacks;
 use bookstore_client::scenario::Scenario;
 
 fn loadgen(args: &[&str]) -> Output {

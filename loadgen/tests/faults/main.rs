@@ -36,9 +36,9 @@ fn bin_dir() -> PathBuf {
 }
 
 /// The stacks under faults: the presets, and diesel-async composed on axum.
-fn stacks() -> Vec<bookstore_app::stacks::StackInfo> {
-    let diesel_async = bookstore_app::stacks::find("axum+serde_json+diesel-async").unwrap();
-    bookstore_app::stacks::ALL.iter().copied().chain([diesel_async]).collect()
+fn stacks() -> Vec<bookstore_registry::stacks::StackInfo> {
+    let diesel_async = bookstore_registry::stacks::find("axum+serde_json+diesel-async").unwrap();
+    bookstore_registry::stacks::ALL.iter().copied().chain([diesel_async]).collect()
 }
 
 /// PostgreSQL stays down longer than the stacks' 2 s acquire timeout, so that requests
@@ -61,7 +61,7 @@ fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
             soak: None,
         },
         client_workers: 2,
-        tuning: bookstore_app::Tuning { pool_max: 8, workers: 2, blocking_threads: 8 },
+        tuning: bookstore_registry::Tuning { pool_max: 8, workers: 2, blocking_threads: 8 },
         bin_dir: bin_dir(),
         workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
         output,
@@ -178,7 +178,7 @@ fn a_stack_that_loses_one_acknowledged_write_fails_the_audit() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let mut options = options(dir.path().join("faults.json"), vec![Fault::TerminateBackends]);
-    options.stacks = vec![bookstore_app::stacks::AXUM_SERDE_SQLX];
+    options.stacks = vec![bookstore_registry::stacks::AXUM_SERDE_SQLX];
     options.load.connections = 16;
     options.front = Some(Arc::new(|server: SocketAddr| {
         proxy::start(server, LosesOneWrite { checkouts: AtomicU64::new(0) })

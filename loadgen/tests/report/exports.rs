@@ -170,7 +170,7 @@ fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
         files.join(" ")
     );
     // Every stack ran the three faults and the soak.
-    for stack in bookstore_app::stacks::ALL {
+    for stack in bookstore_registry::stacks::ALL {
         let row = block.lines().find(|l| l.starts_with(&format!("| {} |", stack.identity.service)));
         let row = row.unwrap_or_else(|| panic!("no row for {}", stack.identity.service));
         assert!(row.contains("of 3 |") && !row.ends_with("not run |"), "{row}");

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bookstore_app::stacks;
+use bookstore_registry::stacks;
 use bookstore_client::scenario::Scenario;
 use bookstore_record::outcome;
 use bookstore_record::results::{Cell, Measurement, Rate, RunResults, decode_histogram};
@@ -90,7 +90,7 @@ fn options(output: PathBuf) -> SuiteOptions {
             durable: false,
             schedule: bookstore_record::results::Schedule::Grouped,
         },
-        tuning: bookstore_app::Tuning { pool_max: 4, workers: 2, blocking_threads: 4 },
+        tuning: bookstore_registry::Tuning { pool_max: 4, workers: 2, blocking_threads: 4 },
         client_workers: 2,
         validate_every: 10,
         bin_dir: bin_dir(),

@@ -12,7 +12,7 @@ use std::fmt;
 pub use load::{ScenarioLoad, validate_response};
 pub use mix::Mix;
 
-use bookstore_app::routes;
+use bookstore_registry::routes;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::params::contains_pattern;
 use bookstore_domain::store::Store;
@@ -26,7 +26,7 @@ use crate::engine::{ErrorKind, Outcome, Picker};
 pub enum Request {
     /// `GET path?query`, the same request every time.
     Get {
-        /// The route (from `bookstore_app::routes`).
+        /// The route (from `bookstore_registry::routes`).
         path: &'static str,
         /// Its query string, without `?` (empty: none).
         query: &'static str,

@@ -11,8 +11,7 @@
 
 use std::sync::LazyLock;
 
-use crate::cli::DbCalls;
-use crate::handlers::Identity;
+use crate::{DbCalls, Identity};
 
 /// Calls `$callback!` with every preset stack, one entry each:
 /// `(CONST, crate_name, "binary-name", port, "framework", "serializer", "access")` — the
@@ -90,7 +89,7 @@ pub struct StackInfo {
 impl StackInfo {
     /// The flags a harness starts its binary with: [`launch_args`](Self::launch_args), then
     /// `tuning`'s (a variant's own go after these).
-    pub fn args(&self, tuning: &crate::config::Tuning) -> Vec<String> {
+    pub fn args(&self, tuning: &crate::Tuning) -> Vec<String> {
         let mut args = self.launch_args();
         args.extend(tuning.args(self.db_calls));
         args
@@ -102,9 +101,9 @@ impl StackInfo {
         match self.kind {
             Kind::Preset => Vec::new(),
             Kind::Composed => vec![
-                format!("--{}", crate::config::flags::SERIALIZER),
+                format!("--{}", crate::flags::SERIALIZER),
                 self.tags.serializer.to_owned(),
-                format!("--{}", crate::config::flags::ACCESS),
+                format!("--{}", crate::flags::ACCESS),
                 self.tags.access.to_owned(),
             ],
         }
@@ -163,39 +162,6 @@ pub const fn db_calls_of(access: &str) -> DbCalls {
         i += 1;
     }
     panic!("an access tag that ACCESSES does not name")
-}
-
-/// Fails the build of a preset's crate whose framework, serializer or store is not what its
-/// registry line names: `check_stack!(STACK, bookstore_web_axum::FRAMEWORK, Codec, Store)`.
-#[macro_export]
-macro_rules! check_stack {
-    ($stack:expr, $framework:expr, $codec:ty, $store:ty) => {
-        const _: () = {
-            let tags = $stack.tags;
-            assert!(
-                $crate::stacks::same_str(tags.framework, $framework),
-                "the registry (bookstore_app::for_each_stack!) names another framework for this stack"
-            );
-            assert!(
-                $crate::stacks::same_str(tags.serializer, <$codec as $crate::stacks::support::Codec>::NAME),
-                "the registry (bookstore_app::for_each_stack!) names another serializer for this stack"
-            );
-            assert!(
-                $crate::stacks::same_str(
-                    tags.access,
-                    <$store as $crate::stacks::support::Store>::ACCESS
-                ),
-                "the registry (bookstore_app::for_each_stack!) names another access for this stack"
-            );
-        };
-    };
-}
-
-/// What [`check_stack!`](crate::check_stack) names, reachable from any crate that uses it.
-#[doc(hidden)]
-pub mod support {
-    pub use bookstore_codec::Codec;
-    pub use bookstore_domain::store::Store;
 }
 
 /// String equality in a constant context.
