@@ -1,5 +1,8 @@
-//! Records the commit, dirty flag and rustc this binary is built from (bookstore-build-info).
+//! Records the commit, dirty flag and rustc this binary is built from.
+
+#[path = "../crates/record/build_info.rs"]
+mod build_info;
 
 fn main() {
-    bookstore_build_info::emit();
+    build_info::emit();
 }

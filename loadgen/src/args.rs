@@ -66,8 +66,8 @@ pub(crate) struct SuiteArgs {
     /// Pin each tier to CPUs of its own, e.g. `server=0,client=1,db=1` (a CPU, a range
     /// `0-3`, or several joined by `+`; `relay=` for the database latency relays, else
     /// they go with `db`). Recorded in the results as the kernel reports it back.
-    #[arg(long, value_parser = bookstore_harness::placement::Placement::parse)]
-    pub(crate) cpus: Option<bookstore_harness::placement::Placement>,
+    #[arg(long, value_parser = bookstore_runner::harness::placement::Placement::parse)]
+    pub(crate) cpus: Option<bookstore_runner::harness::placement::Placement>,
     /// Scenarios, comma-separated [default: all twelve].
     #[arg(long, value_delimiter = ',', value_parser = scenario_names())]
     pub(crate) scenarios: Vec<String>,
@@ -139,7 +139,7 @@ pub(crate) struct SuiteArgs {
     /// ports) and 127.0.0.1:55432; from a container in the compose network (`=network`, as
     /// the file's loadgen service runs) by service name.
     #[arg(long, value_name = "FROM", num_args = 0..=1, require_equals = true, default_missing_value = "host",
-          value_parser = clap::builder::PossibleValuesParser::new(bookstore_suite::ComposeFrom::NAMES),
+          value_parser = clap::builder::PossibleValuesParser::new(bookstore_runner::suite::ComposeFrom::NAMES),
           conflicts_with = "stacks")]
     pub(crate) compose: Option<String>,
     /// Be client K of N, each on its own host, loading the same --targets together: this
@@ -300,7 +300,9 @@ pub(crate) enum FaultsFormat {
 
 /// The faults' names, for clap.
 pub(crate) fn fault_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(bookstore_faults::Fault::ALL.iter().map(|f| f.name()))
+    clap::builder::PossibleValuesParser::new(
+        bookstore_runner::faults::Fault::ALL.iter().map(|f| f.name()),
+    )
 }
 
 /// Where `loadgen faults` writes its page.

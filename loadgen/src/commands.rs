@@ -13,13 +13,13 @@ use crate::args::*;
 pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let mut database_url = args.database_url;
     let targets = if let Some(from) = &args.compose {
-        let from = bookstore_suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
+        let from = bookstore_runner::suite::ComposeFrom::parse(from).map_err(anyhow::Error::msg)?;
         database_url.get_or_insert_with(|| from.database_url().to_owned());
         Some(from.targets().map_err(anyhow::Error::msg)?)
     } else if args.targets.is_empty() {
         None
     } else {
-        Some(bookstore_suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
+        Some(bookstore_runner::suite::parse_targets(&args.targets).map_err(anyhow::Error::msg)?)
     };
     if targets.is_some() && database_url.is_none() {
         anyhow::bail!(
@@ -35,7 +35,8 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         bookstore_registry::stacks::names().into_iter().map(str::to_owned).collect();
     let mut variants = Vec::new();
     for spec in &args.variants {
-        let variant = bookstore_suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
+        let variant =
+            bookstore_runner::suite::Variant::parse(spec, &taken).map_err(anyhow::Error::msg)?;
         taken.push(variant.label.clone());
         variants.push(variant);
     }
@@ -43,7 +44,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     let default_twin = !args.no_twin && !args.quick;
     let twin = twin_of(args.twin.as_deref(), default_twin, started_here, &stacks, &variants)?;
     if let Some(stack) = twin {
-        let twin = bookstore_suite::Variant::twin(*stack);
+        let twin = bookstore_runner::suite::Variant::twin(*stack);
         if taken.contains(&twin.label) {
             anyhow::bail!("--twin: {} is already a variant", twin.label);
         }
@@ -52,11 +53,11 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     }
     let latencies = args.db_latency.iter().copied().filter(|l| !l.is_zero());
     add_per_stack("--db-latency", latencies, &stacks, &mut taken, &mut variants, |stack, l| {
-        bookstore_suite::Variant::with_db_latency(stack, l)
+        bookstore_runner::suite::Variant::with_db_latency(stack, l)
     })?;
     let counts = args.idle_connections.iter().copied().filter(|n| *n > 0);
     add_per_stack("--idle-connections", counts, &stacks, &mut taken, &mut variants, |stack, n| {
-        bookstore_suite::Variant::with_idle_connections(stack, n)
+        bookstore_runner::suite::Variant::with_idle_connections(stack, n)
     })?;
     if let Some(most) = variants.iter().filter_map(|v| v.idle_connections).max() {
         // The client holds them and the server accepts them: each needs a descriptor per
@@ -84,11 +85,12 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         measurement.max_rounds = 0;
     }
     measurement.check().map_err(anyhow::Error::msg)?;
-    let id = bookstore_document::environment::file_stamp();
+    let id = bookstore_record::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
-        (Some(spec), Some(start_at)) => {
-            Some(bookstore_suite::ShardPlan::parse(spec, start_at).map_err(anyhow::Error::msg)?)
-        }
+        (Some(spec), Some(start_at)) => Some(
+            bookstore_runner::suite::ShardPlan::parse(spec, start_at)
+                .map_err(anyhow::Error::msg)?,
+        ),
         _ => None,
     };
     let id = match shard {
@@ -96,7 +98,8 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         None => id,
     };
     let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
-    let options = bookstore_suite::SuiteOptions {
+    let options = bookstore_runner::suite::SuiteOptions {
+        build: bookstore_record::build_identity!(),
         stacks,
         variants,
         scenarios,
@@ -125,13 +128,13 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
-    let stop = bookstore_console::signal::stop_on_signal(
+    let stop = bookstore_runner::console::signal::stop_on_signal(
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
-    let results = bookstore_suite::run(&options, stop)?;
+    let results = bookstore_runner::suite::run(&options, stop)?;
     report(std::slice::from_ref(&output), &args.report)?;
-    eprint!("{}", bookstore_pages::terminal::summary(std::slice::from_ref(&results)));
+    eprint!("{}", bookstore_report::terminal::summary(std::slice::from_ref(&results)));
     let measured = results.stacks.iter().filter(|s| s.status == StackStatus::Measured).count();
     let problems = bookstore_record::outcome::problems(&results);
     for problem in &problems {
@@ -149,15 +152,15 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
 }
 
 pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
-    use bookstore_faults::{Fault, FaultsOptions};
-    use bookstore_pages::reliability as report;
+    use bookstore_report::reliability as report;
+    use bookstore_runner::faults::{Fault, FaultsOptions};
     if !args.from.is_empty() {
         let documents = args
             .from
             .iter()
             .map(|path| {
                 let mut document = bookstore_record::faults::FaultsResults::read(path)?;
-                bookstore_faults::soak::judge_all(&mut document);
+                bookstore_runner::faults::soak::judge_all(&mut document);
                 Ok(document)
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -188,10 +191,11 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
     let output = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "summary/results/{kind}-{}.json",
-            bookstore_document::environment::file_stamp()
+            bookstore_record::environment::file_stamp()
         ))
     });
     let options = FaultsOptions {
+        build: bookstore_record::build_identity!(),
         stacks,
         faults: fault_list,
         load: args.load.clone(),
@@ -213,11 +217,11 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    let stop = bookstore_console::signal::stop_on_signal(
+    let stop = bookstore_runner::console::signal::stop_on_signal(
         "loadgen",
         "stopping after this stack; results so far are kept",
     );
-    let results = bookstore_faults::run(&options, stop)?;
+    let results = bookstore_runner::faults::run(&options, stop)?;
     let page = report::render(std::slice::from_ref(&results))?;
     write_output(&args.report, &page)?;
     eprint!("{}", report::markdown(std::slice::from_ref(&results)));
@@ -235,7 +239,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         output.display(),
         args.report.display()
     );
-    Ok(if results.run.status == bookstore_document::RunStatus::Interrupted {
+    Ok(if results.run.status == bookstore_record::RunStatus::Interrupted {
         bookstore_record::outcome::EXIT_INTERRUPTED
     } else if troubled {
         EXIT_FAULT_NOT_SURVIVED
@@ -270,14 +274,14 @@ pub(crate) fn read_all(
 
 pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
     let (base, new) = (read_all(&args.base)?, read_all(&args.new)?);
-    let changes = bookstore_pages::compare::compare(&base, &new);
+    let changes = bookstore_report::compare::compare(&base, &new);
     anyhow::ensure!(!changes.is_empty(), "the two sides have no cell in common");
-    let pairs = bookstore_pages::compare::pair_verdicts(&base, &new);
-    print!("{}", bookstore_pages::compare::table(&changes));
+    let pairs = bookstore_report::compare::pair_verdicts(&base, &new);
+    print!("{}", bookstore_report::compare::table(&changes));
     println!();
-    print!("{}", bookstore_pages::compare::pairs_table(&pairs));
+    print!("{}", bookstore_report::compare::pairs_table(&pairs));
     if let Some(output) = &args.output {
-        let page = bookstore_pages::compare::render(&base, &new, &changes, &pairs)?;
+        let page = bookstore_report::compare::render(&base, &new, &changes, &pairs)?;
         std::fs::write(output, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
     }
@@ -293,25 +297,25 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
             change.comparison.map(|c| c.text()).unwrap_or_default()
         );
     }
-    Ok(if regressions.is_empty() { 0 } else { bookstore_pages::compare::EXIT_REGRESSION })
+    Ok(if regressions.is_empty() { 0 } else { bookstore_report::compare::EXIT_REGRESSION })
 }
 
 pub(crate) fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
-    let page = bookstore_pages::render(&read_all(results)?)?;
+    let page = bookstore_report::render(&read_all(results)?)?;
     write_output(output, &page)
 }
 
 /// `loadgen report`: the page or an export of `args.results`.
 pub(crate) fn export(args: &ReportArgs) -> anyhow::Result<()> {
-    use bookstore_pages::export;
+    use bookstore_report::export;
     let runs = read_all(&args.results)?;
     let text = match args.format {
-        ReportFormat::Html => bookstore_pages::render(&runs)?,
+        ReportFormat::Html => bookstore_report::render(&runs)?,
         ReportFormat::Md => export::markdown(&runs),
         ReportFormat::MdAxes => export::markdown_axes(&export::rows(&runs)),
         ReportFormat::Csv => export::csv(&export::rows(&runs))?,
         ReportFormat::Json => export::json(&export::rows(&runs))?,
-        ReportFormat::Text => bookstore_pages::terminal::summary(&runs),
+        ReportFormat::Text => bookstore_report::terminal::summary(&runs),
     };
     let output = match (&args.output, args.format) {
         (Some(path), _) => path.clone(),
@@ -369,7 +373,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
     };
     let url = args.url.clone().or(args.url_flag.clone()).expect("clap requires one");
-    let stop = bookstore_console::signal::stop_on_signal(
+    let stop = bookstore_runner::console::signal::stop_on_signal(
         "loadgen",
         "ending the window now and printing what was measured",
     );
@@ -498,9 +502,8 @@ fn http_capacity(
             println!("{line}");
         }
     };
-    let label = |us: Option<u64>| {
-        us.map_or("–".into(), |us| bookstore_document::latency_label(us as f64))
-    };
+    let label =
+        |us: Option<u64>| us.map_or("–".into(), |us| bookstore_record::latency_label(us as f64));
     let first_rps = match plan.rate_rps {
         Some(rate) => rate,
         None => {
@@ -605,7 +608,7 @@ fn twin_of<'s>(
     default: bool,
     started_here: bool,
     stacks: &'s [bookstore_registry::stacks::StackInfo],
-    variants: &[bookstore_suite::Variant],
+    variants: &[bookstore_runner::suite::Variant],
 ) -> anyhow::Result<Option<&'s bookstore_registry::stacks::StackInfo>> {
     if let Some(name) = asked {
         let stack = stacks.iter().find(|s| s.identity.service == name);
@@ -625,8 +628,8 @@ fn add_per_stack<T: Ord + Copy>(
     values: impl Iterator<Item = T>,
     stacks: &[bookstore_registry::stacks::StackInfo],
     taken: &mut Vec<String>,
-    variants: &mut Vec<bookstore_suite::Variant>,
-    variant: impl Fn(bookstore_registry::stacks::StackInfo, T) -> bookstore_suite::Variant,
+    variants: &mut Vec<bookstore_runner::suite::Variant>,
+    variant: impl Fn(bookstore_registry::stacks::StackInfo, T) -> bookstore_runner::suite::Variant,
 ) -> anyhow::Result<()> {
     let mut values: Vec<T> = values.collect();
     values.sort_unstable();
@@ -648,7 +651,7 @@ fn add_per_stack<T: Ord + Copy>(
 mod tests {
     use super::*;
     use bookstore_registry::stacks::{AXUM_SERDE_DIESEL, HYPER_SONIC_SQLX};
-    use bookstore_suite::Variant;
+    use bookstore_runner::suite::Variant;
 
     #[test]
     fn a_run_has_a_twin_of_its_first_stack_unless_told_otherwise() {

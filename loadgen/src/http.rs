@@ -203,7 +203,7 @@ const BAR_WIDTH: usize = 40;
 /// `latency` as a percentile table (p50 … p99.99 and max) and a text histogram of
 /// logarithmically spaced buckets from the fastest answer to the slowest.
 pub fn latency_table(latency: &Histogram<u64>) -> Vec<String> {
-    let label = |us: u64| bookstore_document::latency_label(us as f64);
+    let label = |us: u64| bookstore_record::latency_label(us as f64);
     let titles = PERCENTILES.iter().map(|(title, _)| *title).chain(["max"]);
     let values =
         PERCENTILES.iter().map(|(_, q)| latency.value_at_quantile(*q)).chain([latency.max()]);

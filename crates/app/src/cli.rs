@@ -11,11 +11,11 @@ use std::time::Duration;
 use clap::{Args, Command, FromArgMatches};
 use tracing_subscriber::EnvFilter;
 
-use bookstore_registry::{DbCalls, LISTEN_BACKLOG};
 use crate::config::{BlockingArgs, ComposedArgs, ServerArgs, ServerConfig};
 use bookstore_registry::Identity;
 use bookstore_registry::routes::HEALTH_DB;
 use bookstore_registry::stacks::{StackInfo, Tags};
+use bookstore_registry::{DbCalls, LISTEN_BACKLOG};
 
 /// The future that tells a server to stop accepting and drain.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -105,7 +105,10 @@ pub fn parse_composed(
 
 /// The binary of `framework`'s composed stacks, as the registry names it.
 fn composed_binary(framework: &'static str) -> &'static str {
-    bookstore_registry::stacks::FRAMEWORKS.iter().find(|f| f.tag == framework).map_or(framework, |f| f.binary)
+    bookstore_registry::stacks::FRAMEWORKS
+        .iter()
+        .find(|f| f.tag == framework)
+        .map_or(framework, |f| f.binary)
 }
 
 /// Runs what a server binary was asked to do, as `identity`: serve with `serve`, probe, or

@@ -82,7 +82,11 @@ pub struct ComposedArgs {
 impl ComposedArgs {
     /// The tags of the triple these flags name on `framework`.
     pub fn tags(&self, framework: &'static str) -> bookstore_registry::stacks::Tags {
-        bookstore_registry::stacks::Tags { framework, serializer: self.serializer, access: self.access }
+        bookstore_registry::stacks::Tags {
+            framework,
+            serializer: self.serializer,
+            access: self.access,
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! Nothing here knows about HTTP frameworks, JSON serializers or database drivers.
 //! Run its unit tests with `cargo test -p bookstore-domain`.
 
+pub mod audit;
 pub mod checkout;
 pub mod datetime;
 pub mod error;

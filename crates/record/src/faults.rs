@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use bookstore_document::{Environment, RunInfo};
+use crate::{Environment, RunInfo};
 
 use crate::results::StackStatus;
 
@@ -36,31 +36,32 @@ pub struct FaultsResults {
 /// The load around each fault: one typed record that is `loadgen faults`' flags (flattened
 /// into its arguments), its options and the results' settings (flattened there), so a
 /// setting added here is parsed, used and recorded without being written again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct FaultLoad {
     /// Closed-loop connections.
-    #[arg(short = 'c', long, default_value_t = 256)]
+    #[cfg_attr(feature = "cli", arg(short = 'c', long, default_value_t = 256))]
     pub connections: u32,
     /// Load before each fault.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "2s", value_parser = humantime::parse_duration))]
     #[serde(rename = "steady_before_ms", with = "crate::units::millis")]
     pub before: Duration,
     /// How long PostgreSQL stays down in `postgres-restart`.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "3s", value_parser = humantime::parse_duration))]
     #[serde(rename = "outage_ms", with = "crate::units::millis")]
     pub outage: Duration,
     /// Load after each fault is over.
-    #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "3s", value_parser = humantime::parse_duration))]
     #[serde(rename = "steady_after_ms", with = "crate::units::millis")]
     pub after: Duration,
     /// A request without an answer after this is a failure.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "10s", value_parser = humantime::parse_duration))]
     #[serde(rename = "request_timeout_ms", with = "crate::units::millis")]
     pub timeout: Duration,
     /// A soak of this length per stack (e.g. 10m): reads, a search and checkouts; the
     /// server's RSS, descriptors and threads every second, p99 every 10 s, the audit at
     /// the end. Only the soak runs unless --faults is given too.
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = humantime::parse_duration))]
     #[serde(rename = "soak_seconds", with = "crate::units::optional_seconds")]
     pub soak: Option<Duration>,
 }
@@ -246,12 +247,12 @@ pub struct SoakSample {
 impl FaultsResults {
     /// Writes the document atomically.
     pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        bookstore_document::write_document(self, path)
+        crate::write_document(self, path)
     }
 
     /// Reads a document of this schema.
     pub fn read(path: &std::path::Path) -> anyhow::Result<Self> {
-        bookstore_document::read_document(
+        crate::read_document(
             path,
             SCHEMA,
             SCHEMA_VERSION..=SCHEMA_VERSION,
@@ -339,8 +340,7 @@ mod tests {
                 }),
             }],
         };
-        let undocumented =
-            bookstore_document::undocumented_fields(&results, include_str!("../RESULTS.md"));
+        let undocumented = crate::undocumented_fields(&results, include_str!("../RESULTS.md"));
         assert!(undocumented.is_empty(), "fields missing from RESULTS.md: {undocumented:?}");
     }
 }

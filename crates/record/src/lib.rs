@@ -10,9 +10,18 @@
 //! - [`outcome`]: what a finished run says to a script (its exit status).
 //! - [`merge`]: the shards of a run on several hosts as one run.
 //!
-//! It depends on the load client's types ([`bookstore_client`]) and on nothing that runs.
+//! - [`document`], [`environment`], [`latency`]: what every benchmark of this workspace
+//!   (`loadgen`, dbbench) keeps of a run — the run header, atomic writes, reads that refuse
+//!   another schema or version, the check that every field is documented, the machine,
+//!   latency percentiles.
+//!
+//! It depends on the load client's types ([`bookstore_client`]) and on nothing that runs:
+//! the flags of its measurement settings are parsed only with its `cli` feature.
 
+pub mod document;
+pub mod environment;
 pub mod faults;
+pub mod latency;
 pub mod merge;
 pub mod metric;
 pub mod objective;
@@ -20,3 +29,7 @@ pub mod outcome;
 pub mod results;
 mod units;
 pub mod warnings;
+
+pub use document::{RunInfo, RunStatus, read_document, undocumented_fields, write_document};
+pub use environment::Environment;
+pub use latency::{LatencySummary, latency_label};

@@ -31,7 +31,7 @@ pub fn merge(mut parts: Vec<RunResults>, id: &str) -> Result<RunResults, String>
         .collect::<Option<Vec<_>>>()
         .and_then(|ends| ends.into_iter().max());
     merged.run.status =
-        parts.iter().map(|p| p.run.status).min().unwrap_or(bookstore_document::RunStatus::Complete);
+        parts.iter().map(|p| p.run.status).min().unwrap_or(crate::RunStatus::Complete);
     merged.shards = parts.iter().flat_map(|p| p.shards.clone()).collect();
     merged.warnings = Vec::new();
     for part in &parts {
@@ -237,8 +237,7 @@ pub fn merge_cell(parts: &[&Cell]) -> Result<Cell, String> {
         parts.iter().map(|c| c.warmup_counts.ok + c.counts.ok + c.drained_counts.ok).sum();
     merged.audit = parts[0].audit.clone().map(|audit| {
         let mut failures = audit.failures.clone();
-        failures
-            .extend(bookstore_fixture::audit::unacknowledged(audit.checkout_rows, acknowledged));
+        failures.extend(bookstore_domain::audit::unacknowledged(audit.checkout_rows, acknowledged));
         Audit {
             passed: failures.is_empty(),
             acknowledged_checkouts: acknowledged,
@@ -328,7 +327,7 @@ mod tests {
                 id: format!("run-shard{index}of{count}"),
                 started_at: format!("2026-11-30T10:00:0{index}Z"),
                 finished_at: Some(format!("2026-11-30T10:05:0{index}Z")),
-                status: bookstore_document::RunStatus::Complete,
+                status: crate::RunStatus::Complete,
                 failure: None,
                 command_line: vec![],
                 wall_seconds: None,

@@ -52,7 +52,7 @@ impl Objective {
 
     /// "p99 ≤ 10 ms".
     pub fn label(&self) -> String {
-        let bound = bookstore_document::latency_label(self.bound_us as f64);
+        let bound = crate::latency_label(self.bound_us as f64);
         format!("{} ≤ {bound}", self.percentile())
     }
 
@@ -155,7 +155,7 @@ impl Step {
                 Some(us) if us > objective.bound_us => Some(format!(
                     "{} was {}",
                     objective.percentile(),
-                    bookstore_document::latency_label(us as f64)
+                    crate::latency_label(us as f64)
                 )),
                 Some(_) => None,
             }

@@ -81,7 +81,7 @@ impl Problem {
 /// Every problem of `results`, in the order of their exit statuses' precedence.
 pub fn problems(results: &RunResults) -> Vec<Problem> {
     let mut found = Vec::new();
-    if results.run.status == bookstore_document::RunStatus::Interrupted {
+    if results.run.status == crate::RunStatus::Interrupted {
         found.push(Problem::Interrupted);
     }
     for stack in &results.stacks {

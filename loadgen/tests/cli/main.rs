@@ -5,8 +5,8 @@
 
 use std::process::{Command, Output};
 
-use bookstore_registry::stacks;
 use bookstore_client::scenario::Scenario;
+use bookstore_registry::stacks;
 
 fn loadgen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadgen")).args(args).output().unwrap()
@@ -384,7 +384,7 @@ fn completions_are_printed_for_the_shells_and_know_the_subcommands() {
 
 #[test]
 fn the_binary_knows_the_commit_and_compiler_it_was_built_from() {
-    let build = bookstore_document::build_identity!();
+    let build = bookstore_record::build_identity!();
     let git = |args: &[&str]| {
         let out = Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output();
         out.ok()

@@ -21,7 +21,7 @@ const DOCUMENTS: &[&str] = &[
     "CONTRIBUTING.md",
     "summary/README.md",
     "crates/record/RESULTS.md",
-    "crates/dbbench/DBBENCH.md",
+    "studies/dbbench/DBBENCH.md",
 ];
 
 /// [`DOCUMENTS`] and every Markdown file of `docs/`, so a new document is checked too.

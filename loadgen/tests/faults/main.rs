@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use bookstore_faults::{Fault, FaultsOptions};
 use bookstore_record::faults::{FaultLoad, FaultsResults};
+use bookstore_runner::faults::{Fault, FaultsOptions};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
@@ -50,6 +50,7 @@ const RECOVERY_BOUND_MS: f64 = 5000.0;
 
 fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
     FaultsOptions {
+        build: bookstore_record::build_identity!(),
         stacks: stacks(),
         faults,
         load: FaultLoad {
@@ -83,9 +84,10 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("faults.json");
     let options = options(output.clone(), vec![Fault::TerminateBackends, Fault::PostgresRestart]);
-    let results = bookstore_faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results =
+        bookstore_runner::faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
-    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_record::RunStatus::Complete);
     // The file holds the run (floats aside: serde_json's default parser does not promise
     // the last bit of every f64).
     let saved = FaultsResults::read(&output).unwrap();
@@ -134,14 +136,14 @@ fn every_stack_survives_its_backends_killed_and_postgres_restarted_under_load() 
     }
 
     // The reliability table has a row per stack with both faults survived.
-    let table = bookstore_pages::reliability::markdown(std::slice::from_ref(&results));
+    let table = bookstore_report::reliability::markdown(std::slice::from_ref(&results));
     for stack in stacks() {
         let row = table.lines().find(|l| l.starts_with(&format!("| {} |", stack.identity.service)));
         let row = row.unwrap_or_else(|| panic!("no row for {}: {table}", stack.identity.service));
         assert!(row.contains("| 2 of 2 |"), "{row}");
         assert!(row.ends_with("| 0 | not run |"), "no write lost, no soak: {row}");
     }
-    let page = bookstore_pages::reliability::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_report::reliability::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("<h2>Each fault</h2>") && page.contains("actix-simd-sqlx"));
 }
 
@@ -183,7 +185,8 @@ fn a_stack_that_loses_one_acknowledged_write_fails_the_audit() {
     options.front = Some(Arc::new(|server: SocketAddr| {
         proxy::start(server, LosesOneWrite { checkouts: AtomicU64::new(0) })
     }));
-    let results = bookstore_faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results =
+        bookstore_runner::faults::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
     let fault = &results.stacks[0].faults[0];
     assert_eq!(fault.failures, 0, "every answer looked right: {:?}", fault.failure_examples);
@@ -194,7 +197,7 @@ fn a_stack_that_loses_one_acknowledged_write_fails_the_audit() {
         "{:?}",
         fault.audit.failures
     );
-    let table = bookstore_pages::reliability::markdown(std::slice::from_ref(&results));
+    let table = bookstore_report::reliability::markdown(std::slice::from_ref(&results));
     assert!(table.contains("| 0 of 1 |") && table.contains("audit failed"), "{table}");
     assert!(table.lines().last().unwrap().ends_with("| 1 | not run |"), "one lost: {table}");
 }

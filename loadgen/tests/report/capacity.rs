@@ -91,7 +91,7 @@ fn each_partys_capacity_is_found_between_its_rungs_compared_and_drawn() {
     assert_eq!(chart.matches("<circle").count(), 5);
     assert!(chart.contains("axum-serde-sqlx: capacity 5.1k req&#x2f;s"), "{chart}");
 
-    let rows = bookstore_pages::export::rows(std::slice::from_ref(&run));
+    let rows = bookstore_report::export::rows(std::slice::from_ref(&run));
     let capacity: Vec<_> = rows.iter().filter(|r| r.load == "capacity").collect();
     assert_eq!(capacity.len(), 5);
     let axum = capacity.iter().find(|r| r.stack == "axum-serde-sqlx").unwrap();
@@ -101,7 +101,7 @@ fn each_partys_capacity_is_found_between_its_rungs_compared_and_drawn() {
     let hyper = capacity.iter().find(|r| r.stack == "hyper-sonic-sqlx").unwrap();
     assert!((hyper.vs_first_ratio.unwrap() - 0.6).abs() < 1e-3, "{hyper:?}");
     assert!(hyper.vs_first_high.unwrap() < 1.0, "called lower");
-    let markdown = bookstore_pages::export::markdown(std::slice::from_ref(&run));
+    let markdown = bookstore_report::export::markdown(std::slice::from_ref(&run));
     assert!(markdown.contains("**Capacity at p99 ≤ 10 ms (req/s)**"), "{markdown}");
 }
 
@@ -138,9 +138,9 @@ fn a_ladder_that_brackets_no_capacity_says_which_bound_and_gives_no_number() {
     let chart_start = page.find("bookById: latency by offered rate").unwrap();
     let chart = &page[chart_start..chart_start + page[chart_start..].find("</svg>").unwrap()];
     assert_eq!(chart.matches("<circle").count(), 2, "no dot where no capacity was found");
-    let markdown = bookstore_pages::export::markdown(std::slice::from_ref(&run));
+    let markdown = bookstore_report::export::markdown(std::slice::from_ref(&run));
     assert!(markdown.contains("objective not met at ≥ 1000 req/s, the lowest rate offered |"));
-    let rows = bookstore_pages::export::rows(std::slice::from_ref(&run));
+    let rows = bookstore_report::export::rows(std::slice::from_ref(&run));
     let diesel =
         rows.iter().find(|r| r.load == "capacity" && r.stack == "actix-serde-diesel").unwrap();
     assert_eq!((diesel.standing, diesel.capacity_rps_median), ("not_ranked", None));
@@ -200,7 +200,7 @@ fn a_twin_called_different_in_more_families_than_chance_allows_says_the_verdicts
     assert!(twin.contains("the method is not calibrated for these capacities"), "{twin}");
     let table = capacity_table(&page);
     assert!(table.contains("axum-serde-sqlx.twin 4"), "the twin has its capacity: {table}");
-    let said = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    let said = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     assert!(said.contains("its capacity at an objective in 2 of 2"), "{said}");
 }
 

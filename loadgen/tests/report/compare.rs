@@ -136,7 +136,7 @@ fn a_target_steadily_a_few_percent_faster_in_a_second_run_is_two_processes_not_a
     steady(&mut base, 10_000.0);
     steady(&mut new, 10_300.0);
     let changes = compare(&[base], &[new]);
-    let steadied: Vec<&bookstore_pages::compare::Change> = changes
+    let steadied: Vec<&bookstore_report::compare::Change> = changes
         .iter()
         .filter(|c| c.target == "hyper-sonic-sqlx" && c.scenario == "bookById")
         .collect();

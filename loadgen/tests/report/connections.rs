@@ -3,9 +3,9 @@
 //! them against the stack's own.
 
 use super::{fixture, text_between};
-use bookstore_pages::render;
 use bookstore_record::results::{IdleHeld, RunResults};
 use bookstore_record::warnings::WarningKind;
+use bookstore_report::render;
 
 const MIB: f64 = 1_048_576.0;
 
@@ -104,7 +104,7 @@ fn a_party_that_dropped_idle_connections_is_disqualified_where_its_load_is_shown
 fn the_exports_carry_each_stacks_memory_per_connection_and_each_partys_idle_count() {
     let mut run = fixture();
     with_idle(&mut run, "axum-serde-sqlx", 8.0);
-    let rows = bookstore_pages::export::rows(&[run]);
+    let rows = bookstore_report::export::rows(&[run]);
     let memory: Vec<_> = rows.iter().filter(|r| r.load == "memory_per_connection").collect();
     assert_eq!(memory.len(), 1, "one stack has idle variants");
     let kib = memory[0].memory_per_connection_kib.unwrap();
@@ -112,6 +112,6 @@ fn the_exports_carry_each_stacks_memory_per_connection_and_each_partys_idle_coun
     assert!(memory[0].memory_per_connection_kib_low.unwrap() <= kib);
     let idle: Vec<_> = rows.iter().filter(|r| r.stack == "axum-serde-sqlx.idle10000").collect();
     assert!(!idle.is_empty() && idle.iter().all(|r| r.idle_connections == Some(10_000)));
-    let csv = bookstore_pages::export::csv(&rows).unwrap();
+    let csv = bookstore_report::export::csv(&rows).unwrap();
     assert!(csv.lines().next().unwrap().contains("memory_per_connection_kib"), "{csv}");
 }

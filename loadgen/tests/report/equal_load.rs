@@ -90,7 +90,7 @@ fn a_clearly_lower_p99_at_equal_load_is_best_and_a_stack_that_could_not_carry_th
     // A round whose client fell behind is left out; the others still compare (above).
     let limited = row(&table, "actix-serde-diesel", &STACKS);
     assert!(limited.contains("1 round(s) client-limited, left out"), "{limited}");
-    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    let summary = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     let line = summary
         .lines()
         .skip_while(|l| !l.starts_with("bookById"))

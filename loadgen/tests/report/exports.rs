@@ -17,7 +17,7 @@ fn markdown_row(markdown: &str, table_title: &str, scenario: &str) -> Vec<String
 fn the_markdown_export_says_what_the_page_says() {
     let mut run = fixture();
     scale(&mut run, "actix-simd-sqlx", "bookById", 3.0);
-    let markdown = bookstore_pages::export::markdown(std::slice::from_ref(&run));
+    let markdown = bookstore_report::export::markdown(std::slice::from_ref(&run));
     let header = markdown.lines().find(|l| l.starts_with("| scenario |")).unwrap();
     let stacks: Vec<&str> = header.trim_matches('|').split(" | ").skip(1).map(str::trim).collect();
     let row = markdown_row(&markdown, "Rate at saturation, c = 8", "bookById");
@@ -37,8 +37,8 @@ fn the_markdown_export_says_what_the_page_says() {
 #[test]
 fn the_csv_export_has_one_row_per_cell_with_units_in_the_columns() {
     let run = fixture();
-    let rows = bookstore_pages::export::rows(std::slice::from_ref(&run));
-    let csv = bookstore_pages::export::csv(&rows).unwrap();
+    let rows = bookstore_report::export::rows(std::slice::from_ref(&run));
+    let csv = bookstore_report::export::csv(&rows).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     for column in [
@@ -87,7 +87,7 @@ fn the_csv_export_has_one_row_per_cell_with_units_in_the_columns() {
     let median: f64 = line[column("rate_rps_median")].parse().unwrap();
     assert!((median - rates[rates.len() / 2]).abs() < 1e-6, "{median} vs {rates:?}");
     let json: serde_json::Value =
-        serde_json::from_str(&bookstore_pages::export::json(&rows).unwrap()).unwrap();
+        serde_json::from_str(&bookstore_report::export::json(&rows).unwrap()).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), body.len());
 }
 
@@ -99,7 +99,7 @@ fn the_findings_results_tables_are_the_export_of_the_kept_results() {
         generated_block(FINDINGS, "<!-- generated: loadgen report --format md ", "");
     let runs: Vec<RunResults> =
         files.iter().map(|f| RunResults::read(&workspace().join(f)).unwrap()).collect();
-    let expected = bookstore_pages::export::markdown(&runs);
+    let expected = bookstore_report::export::markdown(&runs);
     assert!(
         block == expected,
         "{FINDINGS}'s results tables differ from `loadgen report --format md {}`: regenerate them",
@@ -115,7 +115,7 @@ fn the_readme_axis_table_is_the_export_of_the_kept_factorial_study() {
         generated_block("README.md", "<!-- generated: loadgen report --format md-axes ", "");
     let runs: Vec<RunResults> =
         files.iter().map(|f| RunResults::read(&workspace().join(f)).unwrap()).collect();
-    let expected = bookstore_pages::export::markdown_axes(&bookstore_pages::export::rows(&runs));
+    let expected = bookstore_report::export::markdown_axes(&bookstore_report::export::rows(&runs));
     // The study's answer: every axis, access as its style and its library.
     for contrast in ["actix-web ÷ axum", "sonic-rs ÷ serde_json", "diesel-async ÷ diesel"] {
         assert!(expected.contains(contrast), "{contrast} in {expected}");
@@ -160,12 +160,12 @@ fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
         .iter()
         .map(|f| {
             let mut document = FaultsResults::read(&workspace().join(f)).unwrap();
-            bookstore_faults::soak::judge_all(&mut document);
+            bookstore_runner::faults::soak::judge_all(&mut document);
             document
         })
         .collect();
     assert!(
-        block == bookstore_pages::reliability::markdown(&documents),
+        block == bookstore_report::reliability::markdown(&documents),
         "{RELIABILITY}'s reliability table differs from `loadgen faults --from {} --format md`: regenerate it",
         files.join(" ")
     );
@@ -175,8 +175,8 @@ fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
         let row = row.unwrap_or_else(|| panic!("no row for {}", stack.identity.service));
         assert!(row.contains("of 3 |") && !row.ends_with("not run |"), "{row}");
     }
-    let page = bookstore_pages::reliability::render(&documents).unwrap();
-    if !bookstore_html::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+    let page = bookstore_report::reliability::render(&documents).unwrap();
+    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }
@@ -190,10 +190,10 @@ fn a_preset_beside_its_triple_gets_the_layout_check_without_a_grid() {
     let mut triple = run.stacks.iter().find(|s| s.name == "hyper-sonic-sqlx").unwrap().clone();
     triple.name = "axum+serde_json+sqlx".into();
     run.stacks.push(triple);
-    let page = bookstore_pages::render(std::slice::from_ref(&run)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(&run)).unwrap();
     let layout = page.split("data-layout-check").nth(1).expect("the layout check");
     assert!(layout.contains("<td class=\"left\">axum-serde-sqlx</td>"), "{layout}");
     assert!(!page.contains("id=\"axis-costs\""), "one composed stack is no grid");
-    let markdown = bookstore_pages::export::markdown(&[run]);
+    let markdown = bookstore_report::export::markdown(&[run]);
     assert!(markdown.contains("| axum+serde_json+sqlx ÷ axum-serde-sqlx |"), "{markdown}");
 }

@@ -2,8 +2,8 @@
 //! the look its rounds reached, at that look's share of q, and the page says so.
 
 use super::{fixture, text_between};
-use bookstore_pages::render;
 use bookstore_record::results::RunResults;
+use bookstore_report::render;
 
 /// `fixture()` (3 rounds per cell) as a run planned with looks at 3, 5, 8 and 12 rounds.
 fn sequential() -> RunResults {
@@ -15,7 +15,7 @@ fn sequential() -> RunResults {
 
 /// The width (high ÷ low) of each saturation row's interval against the first stack.
 fn widths(run: &RunResults) -> Vec<f64> {
-    bookstore_pages::export::rows(std::slice::from_ref(run))
+    bookstore_report::export::rows(std::slice::from_ref(run))
         .iter()
         .filter(|r| r.load == "saturation")
         .filter_map(|r| Some(r.vs_first_high? / r.vs_first_low?))

@@ -9,11 +9,11 @@ mod exports;
 mod looks;
 mod twins;
 
-use bookstore_pages::compare::{compare, pair_verdicts, pairs_table, render as render_compare};
-use bookstore_pages::render;
 use bookstore_record::faults::FaultsResults;
 use bookstore_record::results::{Audit, RunResults};
 use bookstore_record::warnings::{Warning, WarningKind};
+use bookstore_report::compare::{compare, pair_verdicts, pairs_table, render as render_compare};
+use bookstore_report::render;
 
 fn fixture() -> RunResults {
     let path =
@@ -321,7 +321,7 @@ fn the_summary_of_a_real_run_reads_at_1280_px() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let kept = RunResults::read(&root.join("summary/results/2026-12-01T22-35-54Z.json")).unwrap();
     let page = render(std::slice::from_ref(&kept)).unwrap();
-    if !bookstore_html::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
+    if !bookstore_report::page::check_fits(&page, 1280).unwrap_or_else(|e| panic!("{e}")) {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }
@@ -333,7 +333,7 @@ fn without_an_equal_load_phase_the_closing_summary_has_rates_only() {
         stack.equal_load.clear();
     }
     run.settings.rates.clear();
-    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    let summary = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     assert!(!summary.contains("p99"), "{summary}");
     let line = summary.lines().find(|l| l.starts_with("bookById")).unwrap();
     assert!(line.contains("/s") && !line.contains(" ms") && !line.contains(" µs"), "{line}");

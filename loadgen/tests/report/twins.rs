@@ -2,8 +2,8 @@
 //! run's count of twin cells called different on the page, the terminal and the exports.
 
 use super::{fixture, headline, scale, text_between};
-use bookstore_pages::render;
 use bookstore_record::results::RunResults;
+use bookstore_report::render;
 
 /// `fixture()` with a twin of axum-serde-sqlx: its cells, each round off by a percent or
 /// so, as a second process measured in the same rounds would be.
@@ -42,10 +42,10 @@ fn the_page_and_the_terminal_count_the_twin_cells_called_different() {
         ),
         "{method}"
     );
-    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    let summary = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     assert!(summary.contains("called different in 0 of 6 cells"), "{summary}");
     assert!(summary.contains("axum-serde-sqlx.twin") && summary.contains("twin ≈ "), "{summary}");
-    let rows = bookstore_pages::export::rows(std::slice::from_ref(&run));
+    let rows = bookstore_report::export::rows(std::slice::from_ref(&run));
     let twin: Vec<_> = rows
         .iter()
         .filter(|r| r.stack == "axum-serde-sqlx.twin" && r.load == "saturation")
@@ -101,7 +101,7 @@ fn the_tails_line_judges_the_twin_by_the_families_shared_spread() {
             && method.contains("bookById at 70% of the slowest: 3.00×"),
         "{method}"
     );
-    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&run));
+    let summary = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     assert!(summary.contains("its p99 at equal load in 1 of 3 families"), "{summary}");
 }
 

@@ -41,7 +41,7 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
     options.measurement.duration = PERIOD;
     options.measurement.fixed_load_duration = Some(2 * PERIOD);
     options.rates = vec![Rate::PerSecond(RATE)];
-    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();
     stack.wait().unwrap();
     drop(server);
@@ -113,10 +113,10 @@ fn at_equal_load_a_stall_counts_for_every_request_it_held_up_and_a_stack_that_ca
         assert!(reason.message.starts_with("saturated at this rate"), "{}", reason.message);
         assert!(bookstore_record::warnings::disqualification(cell).is_none(), "slow is not broken");
     }
-    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("4. Latency at equal load"));
     assert!(page.contains("not ranked: saturated at this rate"), "the page says why");
-    let summary = bookstore_pages::terminal::summary(std::slice::from_ref(&results));
+    let summary = bookstore_report::terminal::summary(std::slice::from_ref(&results));
     assert!(summary.contains("p99 at 500 req/s"), "{summary}");
     let throttled_line = summary.lines().find(|l| l.contains("hyper-sonic-sqlx")).unwrap();
     assert!(throttled_line.trim_end().ends_with("not ranked"), "{summary}");

@@ -23,7 +23,7 @@ fn stacks_someone_else_started_are_measured_in_place_on_their_restored_database(
     options.database_url = Some(url.clone());
     options.running = Some(vec![addr]);
     // No stack binary is needed (only the responder, for the HTTP ceiling).
-    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
 
     // The suite left the stack running: it did not start it, so it does not stop it.
     assert!(stack.try_wait().unwrap().is_none(), "the stack was stopped");
@@ -80,9 +80,14 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
         options.ceilings = false;
         // A slot holds a whole request timeout of drain: short here.
         options.measurement.request_timeout = Duration::from_secs(2);
-        options.shard =
-            Some(bookstore_suite::ShardPlan { index, count: 2, start_at_unix_seconds: start_at });
-        std::thread::spawn(move || bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))))
+        options.shard = Some(bookstore_runner::suite::ShardPlan {
+            index,
+            count: 2,
+            start_at_unix_seconds: start_at,
+        });
+        std::thread::spawn(move || {
+            bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false)))
+        })
     };
     let (first, second) = (shard(1), shard(2));
     let first = first.join().unwrap().unwrap();

@@ -15,7 +15,7 @@ fn suite_against_a_liar(lie: liar::Lie) -> RunResults {
     options.database_url = Some(url.clone());
     options.running = Some(vec![liar]);
     options.ceilings = false;
-    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     stack.kill().unwrap();
     stack.wait().unwrap();
     drop(server);
@@ -50,7 +50,7 @@ fn assert_caught(results: &RunResults, failure: &str) {
         .collect();
     assert_eq!(disqualified, ["checkoutCreate", "checkoutHotspot"], "{problems:?}");
     assert_eq!(outcome::exit_code(&problems), outcome::EXIT_DISQUALIFIED);
-    let page = bookstore_pages::render(std::slice::from_ref(results)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(results)).unwrap();
     assert!(page.contains("disqualified: the write audit failed"), "the page says why");
     assert!(!page.contains("best: "), "nothing is ranked");
 }

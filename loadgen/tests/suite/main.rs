@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bookstore_registry::stacks;
 use bookstore_client::scenario::Scenario;
 use bookstore_record::outcome;
 use bookstore_record::results::{Cell, Measurement, Rate, RunResults, decode_histogram};
-use bookstore_suite::SuiteOptions;
+use bookstore_registry::stacks;
+use bookstore_runner::suite::SuiteOptions;
 
 /// `target/debug`, where cargo put this test and the workspace's binaries.
 fn bin_dir() -> PathBuf {
@@ -67,13 +67,14 @@ fn run_watching(
             seen
         })
     };
-    let results = bookstore_suite::run(options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_runner::suite::run(options, Arc::new(AtomicBool::new(false))).unwrap();
     done.store(true, Ordering::Relaxed);
     (results, watcher.join().unwrap())
 }
 
 fn options(output: PathBuf) -> SuiteOptions {
     SuiteOptions {
+        build: bookstore_record::build_identity!(),
         stacks: vec![stacks::AXUM_SERDE_SQLX],
         variants: vec![],
         scenarios: Scenario::ALL.to_vec(),
@@ -141,9 +142,10 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("run.json");
     let results =
-        bookstore_suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false))).unwrap();
+        bookstore_runner::suite::run(&options(output.clone()), Arc::new(AtomicBool::new(false)))
+            .unwrap();
 
-    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_record::RunStatus::Complete);
     // The file reads back under the strict schema and holds the same run (floats aside:
     // serde_json's default parser does not promise the last bit of every f64).
     let saved = RunResults::read(&output).unwrap();
@@ -340,7 +342,7 @@ fn a_short_suite_measures_every_cell_and_writes_a_valid_results_file() {
             .all(|c| c.counts.errors == 0 && c.audit.as_ref().is_none_or(|a| a.passed))
     );
 
-    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(&results)).unwrap();
     for text in ["axum-serde-sqlx", "checkoutSoldOut", "DB ceiling", "HTTP ceiling"] {
         assert!(page.contains(text), "the summary lacks {text}");
     }
@@ -387,10 +389,10 @@ fn a_server_that_dies_mid_run_is_marked_crashed_and_the_next_stack_is_measured()
         }
         false
     });
-    let results = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
+    let results = bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap();
     assert!(killer.join().unwrap(), "the server was never seen");
 
-    assert_eq!(results.run.status, bookstore_document::RunStatus::Complete);
+    assert_eq!(results.run.status, bookstore_record::RunStatus::Complete);
     let crashed = &results.stacks[0];
     assert_eq!(crashed.status, StackStatus::Crashed);
     assert!(crashed.failure.as_deref().unwrap_or("").contains("exited"), "{:?}", crashed.failure);
@@ -425,11 +427,11 @@ fn stopping_early_keeps_what_was_measured_and_says_so() {
             stop.store(true, Ordering::Relaxed);
         })
     };
-    let results = bookstore_suite::run(&options, stop).unwrap();
+    let results = bookstore_runner::suite::run(&options, stop).unwrap();
     stopper.join().unwrap();
-    assert_eq!(results.run.status, bookstore_document::RunStatus::Interrupted);
+    assert_eq!(results.run.status, bookstore_record::RunStatus::Interrupted);
     let saved = RunResults::read(&output).unwrap();
-    assert_eq!(saved.run.status, bookstore_document::RunStatus::Interrupted);
+    assert_eq!(saved.run.status, bookstore_record::RunStatus::Interrupted);
     let cells = saved.stacks[0].cells.len();
     assert!(cells > 0 && cells < 24, "{cells} windows kept");
     assert_eq!(outcome::exit_code(&outcome::problems(&saved)), outcome::EXIT_INTERRUPTED);
@@ -476,7 +478,7 @@ fn a_database_password_appears_in_no_argument_result_report_or_log() {
         results.run.command_line[2],
         url.replace(PASSWORD, "***").replace("postgres://", "--database-url=postgres://")
     );
-    let html = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
+    let html = bookstore_report::render(std::slice::from_ref(&results)).unwrap();
     assert!(!html.contains(PASSWORD), "in the HTML report");
     let mut files = vec![output.clone()];
     for entry in std::fs::read_dir(output.with_extension("logs")).unwrap() {

@@ -12,7 +12,8 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     options.ceilings = false;
     let taken = vec!["axum-serde-sqlx".to_owned()];
     options.variants = vec![
-        bookstore_suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken).unwrap(),
+        bookstore_runner::suite::Variant::parse("axum-1w=axum-serde-sqlx --workers 1", &taken)
+            .unwrap(),
     ];
     // Every process the suite starts, with its arguments, as seen in `ps`.
     let (results, command_lines) = run_watching_processes(&options);
@@ -28,7 +29,7 @@ fn a_labelled_variant_is_measured_beside_its_stack_with_its_own_flags() {
     let with = |flag: &str| command_lines.iter().filter(|c| c.contains(flag)).count();
     assert!(with("--workers 1") >= 1 && with("--workers 2") >= 1, "{command_lines:?}");
     // The pages compare it like a stack, with its own colour.
-    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(&results)).unwrap();
     assert!(page.contains("data-cell=\"axum-1w:bookById:2\""));
     assert!(wait_for_no_children().is_empty(), "processes left behind");
 }
@@ -42,8 +43,10 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
     options.scenarios = vec![Scenario::BookById];
     options.measurement.concurrency = vec![2];
     let round_trip = Duration::from_millis(3);
-    options.variants =
-        vec![bookstore_suite::Variant::with_db_latency(stacks::AXUM_SERDE_SQLX, round_trip)];
+    options.variants = vec![bookstore_runner::suite::Variant::with_db_latency(
+        stacks::AXUM_SERDE_SQLX,
+        round_trip,
+    )];
     let (results, command_lines) = run_watching_processes(&options);
 
     let (near, far) = (&results.stacks[0], &results.stacks[1]);
@@ -108,18 +111,18 @@ fn with_db_latency_a_stack_and_the_database_ceiling_are_measured_again_behind_th
         );
     }
     // `compare` shows the latency as a column of its own.
-    let changes = bookstore_pages::compare::compare(
+    let changes = bookstore_report::compare::compare(
         std::slice::from_ref(&results),
         std::slice::from_ref(&results),
     );
-    let table = bookstore_pages::compare::table(&changes);
+    let table = bookstore_report::compare::table(&changes);
     assert!(
         table.lines().any(|l| l.starts_with("axum-serde-sqlx.db3ms") && l.contains(" +3ms ")),
         "{table}"
     );
     assert!(table.lines().any(|l| l.starts_with("DB ceiling (sqlx, c = 4, +3ms)")), "{table}");
     // The page says what the variant changed.
-    let page = bookstore_pages::render(std::slice::from_ref(&results)).unwrap();
+    let page = bookstore_report::render(std::slice::from_ref(&results)).unwrap();
     assert!(
         page.contains("axum-serde-sqlx with a relay adding 3000 µs to each database round trip"),
         "the page does not say what the variant is"
@@ -347,7 +350,8 @@ fn with_cpus_each_tier_runs_where_it_was_put_a_tier_not_named_anywhere_and_the_r
         options.measurement.concurrency = vec![2];
         options.measurement.rounds = 1;
         options.ceilings = false;
-        options.placement = Some(bookstore_harness::placement::Placement::parse(spec).unwrap());
+        options.placement =
+            Some(bookstore_runner::harness::placement::Placement::parse(spec).unwrap());
         run_watching(&options, placed)
     };
 
@@ -397,13 +401,16 @@ fn the_database_allows_every_party_its_own_pool_and_the_ceiling_one() {
     options.tuning.pool_max = 16;
     let taken = vec![];
     options.variants = vec![
-        bookstore_suite::Variant::parse(
+        bookstore_runner::suite::Variant::parse(
             "big=axum-serde-diesel --pool-max 64 --blocking-threads 64",
             &taken,
         )
         .unwrap(),
-        bookstore_suite::Variant::parse("far=axum-serde-sqlx --db-latency 1ms --workers 1", &taken)
-            .unwrap(),
+        bookstore_runner::suite::Variant::parse(
+            "far=axum-serde-sqlx --db-latency 1ms --workers 1",
+            &taken,
+        )
+        .unwrap(),
     ];
     // One stack at 16, the variants at 64 and 16, the ceiling at 16, and 40 spare.
     assert_eq!(options.database_connections(), 16 + 64 + 16 + 16 + 40);
@@ -419,7 +426,8 @@ fn a_composed_stack_whose_binary_is_missing_is_refused_naming_the_command_that_b
     let mut options = options(dir.path().join("run.json"));
     options.stacks = vec![stacks::find("axum+sonic-rs+sqlx").unwrap()];
     options.bin_dir = dir.path().to_owned();
-    let error = bookstore_suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap_err();
+    let error =
+        bookstore_runner::suite::run(&options, Arc::new(AtomicBool::new(false))).unwrap_err();
     let message = error.to_string();
     assert!(message.contains("axum-any, responder not found"), "{message}");
     assert!(message.contains("cargo build --release --bin axum-any --bin responder"), "{message}");

@@ -12,12 +12,12 @@ use std::fmt;
 pub use load::{ScenarioLoad, validate_response};
 pub use mix::Mix;
 
-use bookstore_registry::routes;
 use bookstore_domain::checkout::NewCheckout;
 use bookstore_domain::params::contains_pattern;
 use bookstore_domain::store::Store;
 use bookstore_fixture::audit::Writes;
 use bookstore_fixture::seed;
+use bookstore_registry::routes;
 
 use crate::engine::{ErrorKind, Outcome, Picker};
 

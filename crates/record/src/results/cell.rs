@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Rate;
 
-pub(super) use bookstore_document::LatencySummary;
+pub(super) use crate::LatencySummary;
 
 use crate::warnings::kinds::Warning;
 use bookstore_client::engine::{Arrivals, ErrorKind, LoadReport, PhaseCounts};

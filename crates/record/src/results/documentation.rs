@@ -114,7 +114,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             id: String::new(),
             started_at: String::new(),
             finished_at: None,
-            status: bookstore_document::RunStatus::Running,
+            status: crate::RunStatus::Running,
             failure: Some(String::new()),
             command_line: vec![],
             wall_seconds: Some(0.0),
@@ -186,7 +186,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
         }],
     };
     let undocumented: Vec<String> =
-        bookstore_document::undocumented_fields(&results, include_str!("../../RESULTS.md"))
+        crate::undocumented_fields(&results, include_str!("../../RESULTS.md"))
             .into_iter()
             // Status codes and error kinds are map keys, documented as lists.
             .filter(|key| !key.chars().all(|c| c.is_ascii_digit()))

@@ -2,7 +2,7 @@
 //! line's flags (`loadgen suite --help` shows them, flattened into its arguments), the
 //! suite's options and the results file's `settings` (flattened there too), so a setting
 //! added here is parsed, used and recorded without being written again; the page's
-//! settings table lists any field it does not word itself (`bookstore-pages`' method
+//! settings table lists any field it does not word itself (`bookstore-report`'s method
 //! section).
 
 use std::time::Duration;
@@ -22,26 +22,27 @@ pub const QUICK: (Duration, Duration, u32) =
     (Duration::from_millis(100), Duration::from_millis(200), 3);
 
 /// How every window is measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Measurement {
     /// Connections (closed-loop virtual users) per cell, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "128,256")]
+    #[cfg_attr(feature = "cli", arg(long, value_delimiter = ',', default_value = "128,256"))]
     pub concurrency: Vec<u32>,
     /// The shortest warm-up before each window; it lasts until every connection has had an
     /// answer (at most 5 s).
-    #[arg(long, default_value = "100ms", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "100ms", value_parser = humantime::parse_duration))]
     #[serde(rename = "warmup_seconds", with = "crate::units::seconds")]
     pub warmup: Duration,
     /// The shortest measurement window; it lasts until it holds one answer per connection
     /// (at most 4 × this). Short, and more rounds of them: a window's rate scatters with
     /// the machine's state, which a longer window does not average away (docs/noise.md,
     /// "Window length").
-    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "200ms", value_parser = humantime::parse_duration))]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
     /// The fixed-load phase's window (its warm-up is half of --warmup): longer than the
     /// closed loop's, for the requests a tail percentile is read from.
-    #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "500ms", value_parser = humantime::parse_duration))]
     #[serde(
         rename = "fixed_load_window_seconds",
         default,
@@ -50,29 +51,29 @@ pub struct Measurement {
     pub fixed_load_duration: Option<Duration>,
     /// Rounds every cell gets: every stack and the scenario's ceiling measure one window per
     /// round, side by side, and are compared round by round (at least 2 for a verdict).
-    #[arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100)))]
     pub rounds: u32,
     /// The most rounds a family (one scenario × concurrency) gets: past --rounds, a family
     /// with a pair still open is judged again at pre-set looks (about 1.5× the rounds each)
     /// and gets more rounds while --budget allows. At or below --rounds: a fixed design.
-    #[arg(long, default_value_t = DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100)))]
     #[serde(default)]
     pub max_rounds: u32,
     /// The suite's time, from its start to its last window: the rounds past --rounds are
     /// spent within it (the rounds every cell gets are run whatever it says).
-    #[arg(long, default_value = "14m", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "14m", value_parser = humantime::parse_duration))]
     #[serde(rename = "budget_seconds", default, with = "crate::units::optional_seconds")]
     pub budget: Option<std::time::Duration>,
     /// Run the rounds this many times over (rounds × repeat windows per cell).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100)))]
     pub repeat: u32,
     /// A request without an answer after this is an error.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[cfg_attr(feature = "cli", arg(long, default_value = "10s", value_parser = humantime::parse_duration))]
     #[serde(rename = "request_timeout_ms", with = "crate::units::millis")]
     pub request_timeout: Duration,
     /// Keep fsync and synchronous commit on in the throwaway cluster (writes then measure
     /// this machine's disk as much as the stacks).
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     #[serde(rename = "durable_database")]
     pub durable: bool,
     /// The order of a round's windows: `grouped` puts the windows compared with each other
@@ -81,13 +82,14 @@ pub struct Measurement {
     /// round (for a list of many parties in blocks, the factorial study's); `rotated`
     /// rotates the whole round as one list, the schedule before grouping (docs/noise.md:
     /// the closer a pair's windows, the less they scatter).
-    #[arg(long, value_enum, default_value_t = Schedule::Grouped)]
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Schedule::Grouped))]
     #[serde(default = "Schedule::before_grouping")]
     pub schedule: Schedule,
 }
 
 /// How a round's windows are ordered (`--schedule`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Schedule {
     /// The parties of one concurrency together, a group after another; the order rotating
@@ -150,7 +152,8 @@ impl Measurement {
     }
 }
 
-#[cfg(test)]
+// The flags are parsed only with the `cli` feature (the runner's); a workspace test run has it.
+#[cfg(all(test, feature = "cli"))]
 mod tests {
     use clap::Parser;
 

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use bookstore_document::{Environment, LatencySummary, RunInfo};
-use bookstore_document::{read_document, write_document};
+pub use crate::{Environment, LatencySummary, RunInfo};
+use crate::{read_document, write_document};
 
 use crate::warnings::kinds::Warning;
 use bookstore_client::engine::Arrivals;
@@ -74,7 +74,7 @@ pub struct RunResults {
 }
 
 /// The database latency relay measured against a direct echo on loopback (see
-/// `bookstore_relay::calibrate`).
+/// `bookstore_relay::measure`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RelayCalibration {
@@ -86,17 +86,6 @@ pub struct RelayCalibration {
     pub added_p50_us: f64,
     /// And 99th percentile, µs.
     pub added_p99_us: f64,
-}
-
-impl From<&bookstore_relay::Calibration> for RelayCalibration {
-    fn from(c: &bookstore_relay::Calibration) -> Self {
-        Self {
-            round_trip_us: c.target.as_micros() as u64,
-            samples: c.samples,
-            added_p50_us: c.added_p50.as_secs_f64() * 1e6,
-            added_p99_us: c.added_p99.as_secs_f64() * 1e6,
-        }
-    }
 }
 
 /// One client of a load shared by several hosts.

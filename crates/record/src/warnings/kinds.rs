@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use bookstore_document::latency_label;
+use crate::latency_label;
 
 /// A machine whose client, server and PostgreSQL together used at least this share of its
 /// CPUs in a window was CPU-bound there (the kept default run: 386 of its 600 stack windows).

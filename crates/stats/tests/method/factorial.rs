@@ -10,7 +10,7 @@ use bookstore_stats::factorial::{Cell, Effect, Grid, judge_effects};
 
 use super::{Normal, PAIR_SD};
 
-/// The page's main-effect contrasts of the full grid (`crates/pages/src/factorial.rs`, whose
+/// The page's main-effect contrasts of the full grid (`crates/report/src/factorial.rs`, whose
 /// test checks it asks for these): framework and serializer each level against the first;
 /// access (sqlx 0, diesel 1, diesel-async 2) as style (diesel-async ÷ diesel), library
 /// (sqlx ÷ diesel-async) and both (sqlx ÷ diesel).
