@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use bookstore_record::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective, Step};
+pub use bookstore_record::ladder::Step;
+pub use bookstore_record::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective};
 
 /// How much higher each rung of the climb is than the last.
 pub const CLIMB: f64 = 1.5;

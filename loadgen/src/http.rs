@@ -56,7 +56,14 @@ pub fn measure(
                     "--scenario takes the stack's address only (http://host:port), not {url}: the scenario makes its own paths"
                 );
             }
-            (scenario.name(), addr, Arc::new(scenario.workload(&addr.to_string())))
+            (
+                scenario.name(),
+                addr,
+                Arc::new(bookstore_client::scenario::ScenarioLoad::new(
+                    *scenario,
+                    &addr.to_string(),
+                )),
+            )
         }
     };
     check_reachable(addr, Duration::from_secs(5))?;

@@ -6,7 +6,8 @@
 //! - [`warnings`]: reasons not to trust a number, with what to do; the gates that
 //!   disqualify a cell.
 //! - [`metric`]: which rate ranks a scenario's stacks.
-//! - [`objective`]: latency objectives, and the capacity a rate ladder shows under one.
+//! - [`objective`]: latency objectives; [`ladder`]: the capacity a rate ladder shows under
+//!   one.
 //! - [`outcome`]: what a finished run says to a script (its exit status).
 //! - [`merge`]: the shards of a run on several hosts as one run.
 //!
@@ -21,6 +22,7 @@
 pub mod document;
 pub mod environment;
 pub mod faults;
+pub mod ladder;
 pub mod latency;
 pub mod merge;
 pub mod metric;

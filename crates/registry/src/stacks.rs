@@ -11,7 +11,8 @@
 
 use std::sync::LazyLock;
 
-use crate::{DbCalls, Identity};
+use crate::identity::{DbCalls, Identity};
+use crate::tuning::Tuning;
 
 /// Calls `$callback!` with every preset stack, one entry each:
 /// `(CONST, crate_name, "binary-name", port, "framework", "serializer", "access")` — the
@@ -89,7 +90,7 @@ pub struct StackInfo {
 impl StackInfo {
     /// The flags a harness starts its binary with: [`launch_args`](Self::launch_args), then
     /// `tuning`'s (a variant's own go after these).
-    pub fn args(&self, tuning: &crate::Tuning) -> Vec<String> {
+    pub fn args(&self, tuning: &Tuning) -> Vec<String> {
         let mut args = self.launch_args();
         args.extend(tuning.args(self.db_calls));
         args
@@ -101,9 +102,9 @@ impl StackInfo {
         match self.kind {
             Kind::Preset => Vec::new(),
             Kind::Composed => vec![
-                format!("--{}", crate::flags::SERIALIZER),
+                format!("--{}", crate::tuning::flags::SERIALIZER),
                 self.tags.serializer.to_owned(),
-                format!("--{}", crate::flags::ACCESS),
+                format!("--{}", crate::tuning::flags::ACCESS),
                 self.tags.access.to_owned(),
             ],
         }

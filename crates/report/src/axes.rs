@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::ComparisonText;
 use super::dataset::Dataset;
 use super::verdicts::Family;
+use crate::text::ComparisonText;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct AxisTable {

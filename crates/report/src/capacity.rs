@@ -15,11 +15,10 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, RoundKey};
 use super::verdicts::{Family, Member, Spread, TwinCalls, twin_calls_in};
-use super::{ComparisonText, colour};
 use crate::charts::{self, LineChart, RateCurve};
-use bookstore_record::objective::{
-    LadderCapacity, Objective, ScopedObjective, Step, ladder_capacity,
-};
+use crate::text::{ComparisonText, colour};
+use bookstore_record::ladder::{LadderCapacity, Step, ladder_capacity};
+use bookstore_record::objective::{Objective, ScopedObjective};
 use bookstore_record::results::Cell;
 
 /// One party's ladders at one objective: its steps per round, by rate.
@@ -265,7 +264,7 @@ fn table(dataset: &Dataset<'_>, capacity: &CapacityFamily) -> CapacityTable {
                 capacity: member
                     .filter(|m| m.not_ranked.is_none())
                     .and_then(|m| m.summary)
-                    .map_or("–".into(), |s| super::rate_text(&s)),
+                    .map_or("–".into(), |s| crate::text::rate_text(&s)),
                 ladders: ladders
                     .rounds
                     .iter()

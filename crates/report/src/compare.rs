@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
-use super::{ComparisonText, rate_text};
+use crate::text::{ComparisonText, rate_text};
 use bookstore_record::results::RunResults;
 
 const TEMPLATE: &str = include_str!("../templates/compare.html");
@@ -336,7 +336,7 @@ pub fn render(
             .collect(),
         contradictions: pairs.iter().filter(|p| p.contradicts()).count(),
         any_test: changes.iter().any(|c| c.comparison.is_some()),
-        fdr_percent: super::percent(FALSE_DISCOVERY_RATE),
+        fdr_percent: crate::text::percent(FALSE_DISCOVERY_RATE),
     };
     let mut environment = Environment::new();
     environment.add_template("compare.html", TEMPLATE)?;

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use bookstore_stats::{Estimate, Group, Line, Summary};
 use serde::Serialize;
 
-use super::ComparisonText;
 use super::dataset::{Dataset, RoundKey, Target};
 use super::verdicts::Family;
+use crate::text::ComparisonText;
 use bookstore_record::results::Cell;
 
 /// The interval of a memory slope: 95%, as a single estimate per stack (the comparisons

@@ -14,9 +14,9 @@ use bookstore_registry::{DbCalls, Tuning};
 use bookstore_stats::{Comparison, Summary, Verdict};
 use serde::Serialize;
 
-use super::ComparisonText;
 use super::dataset::{Dataset, Metric, Target, latency_text};
 use super::verdicts::Family;
+use crate::text::ComparisonText;
 use bookstore_record::results::{RunResults, StackResults};
 
 /// One party of the grid.
@@ -159,7 +159,11 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Deployment> {
             tables.push(table(dataset, &parties, scenario, concurrency));
         }
     }
-    Some(Deployment { calibration, pool_bound_percent: super::percent(POOL_BOUND_SHARE), tables })
+    Some(Deployment {
+        calibration,
+        pool_bound_percent: crate::text::percent(POOL_BOUND_SHARE),
+        tables,
+    })
 }
 
 /// The relay's measured median round trip at `us` asked, else what was asked: seconds.
@@ -248,7 +252,7 @@ fn table(
                 statements: statements.map_or("–".into(), |s| format!("{s:.1}")),
                 bound: bound.map_or("–".into(), |b| format!("{b:.0}")),
                 of_bound: of_bound
-                    .map_or("–".into(), |share| format!("{}%", super::percent(share))),
+                    .map_or("–".into(), |share| format!("{}%", crate::text::percent(share))),
                 pool_bound: of_bound.is_some_and(|share| share >= POOL_BOUND_SHARE),
                 against_async: against_async.map(ComparisonText::from),
                 threads: threads.map_or("–".into(), |t| format!("{t:.0}")),

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, Target};
 use super::verdicts::CeilingShares;
-use super::{ComparisonText, colour};
+use crate::text::{ComparisonText, colour};
 use bookstore_record::results::Cell;
 use bookstore_record::warnings::{CPU_BOUND_SHARE, cpu_shares};
 
@@ -38,7 +38,7 @@ pub(crate) fn cpu_bound(dataset: &Dataset<'_>) -> Option<CpuBound> {
     (!shares.is_empty()).then(|| CpuBound {
         windows,
         of: shares.len(),
-        percent: super::percent(CPU_BOUND_SHARE),
+        percent: crate::text::percent(CPU_BOUND_SHARE),
     })
 }
 

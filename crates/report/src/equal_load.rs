@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::dataset::{CellWindows, Dataset};
 use super::verdicts::Family;
-use super::{ComparisonText, colour, percent};
 use crate::charts::{self, LineChart};
+use crate::text::{ComparisonText, colour, percent};
 use bookstore_record::warnings::client_limited;
 
 #[derive(Debug, Serialize)]

@@ -23,8 +23,8 @@ use bookstore_stats::factorial::{Cell, Grid, Interaction, judge_effects, judge_i
 use bookstore_stats::{Comparison, Samples, judge};
 use serde::Serialize;
 
-use super::ComparisonText;
 use super::dataset::{Dataset, Metric, RoundKey, Target};
+use crate::text::ComparisonText;
 
 /// The grid a run measured: the levels of each axis its composed stacks hold, in the
 /// registry's order, and the stack at each cell.
@@ -409,7 +409,7 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
         format!(
             "{called} of {} comparisons of a preset with its triple composed called different (each scenario's presets one family at q = {}%: with no layout effect, a family calls any at most one time in twenty)",
             judged.len(),
-            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+            crate::text::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         )
     });
     let layout = study

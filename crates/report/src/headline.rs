@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, Metric};
 use super::verdicts::Family;
-use super::{Chip, ComparisonText, rate_text};
+use crate::text::{Chip, ComparisonText, rate_text};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct HeadlineRow {
@@ -97,7 +97,7 @@ pub(crate) fn rows(dataset: &Dataset<'_>) -> Vec<HeadlineRow> {
                         low: c.low,
                         high: c.high,
                         called: c.differs(),
-                        colour: super::colour(dataset, name),
+                        colour: crate::text::colour(dataset, name),
                         title: format!("{name} ÷ {first_name}: {}", c.text()),
                     })
                 })

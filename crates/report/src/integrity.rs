@@ -251,14 +251,14 @@ pub(crate) fn integrity(dataset: &Dataset<'_>) -> Integrity {
         failures,
         warnings,
         gates: Gates {
-            error_percent: super::percent(warnings::ERROR_RATE_LIMIT),
-            in_flight_percent: super::percent(warnings::IN_FLIGHT_FLOOR),
-            cpu_bound_percent: super::percent(warnings::CPU_BOUND_SHARE),
-            saturation_percent: super::percent(warnings::SATURATION_SHARE),
+            error_percent: crate::text::percent(warnings::ERROR_RATE_LIMIT),
+            in_flight_percent: crate::text::percent(warnings::IN_FLIGHT_FLOOR),
+            cpu_bound_percent: crate::text::percent(warnings::CPU_BOUND_SHARE),
+            saturation_percent: crate::text::percent(warnings::SATURATION_SHARE),
             client_lag_floor: bookstore_record::latency_label(warnings::CLIENT_LAG_FLOOR_US as f64),
-            client_lag_percent: super::percent(warnings::CLIENT_LAG_SHARE),
-            in_time_percent: super::percent(bookstore_record::objective::IN_TIME_SHARE),
-            slo_error_percent: super::percent(bookstore_record::objective::ERROR_SHARE_MAX),
+            client_lag_percent: crate::text::percent(warnings::CLIENT_LAG_SHARE),
+            in_time_percent: crate::text::percent(bookstore_record::objective::IN_TIME_SHARE),
+            slo_error_percent: crate::text::percent(bookstore_record::objective::ERROR_SHARE_MAX),
         },
     }
 }

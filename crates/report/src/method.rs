@@ -9,9 +9,6 @@ use super::verdicts::{
     Family, Spread, TwinCalls, detectable_ratio, equal_load_families, twin_calls, twin_tail_calls,
 };
 
-/// The power the page states: the chance of seeing a difference of the stated size.
-pub(crate) const STATED_POWER: f64 = 0.8;
-
 #[derive(Debug, Serialize)]
 pub(crate) struct Method {
     settings: Vec<(String, String)>,
@@ -178,7 +175,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let looks = looks.sequential().then(|| looks_text(&looks, spent));
     Verdicts {
         rounds,
-        fdr_percent: super::percent(FALSE_DISCOVERY_RATE),
+        fdr_percent: crate::text::percent(FALSE_DISCOVERY_RATE),
         pairs_per_family,
         noise: noise.map(|sd| format!("{sd:.3}")),
         detectable,
@@ -189,7 +186,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         called,
         compared,
         twins: twin_calls(dataset),
-        twin_expected_percent: super::percent(FALSE_DISCOVERY_RATE),
+        twin_expected_percent: crate::text::percent(FALSE_DISCOVERY_RATE),
         tails: tails(dataset),
     }
 }
@@ -214,7 +211,7 @@ fn looks_text(looks: &bookstore_stats::Looks, spent: Option<Summary>) -> String 
         looks.rounds()[0],
         later.join(", "),
         fine_percent(looks.interim_q()),
-        super::percent(bookstore_stats::INTERIM_SHARE),
+        crate::text::percent(bookstore_stats::INTERIM_SHARE),
         fine_percent(looks.final_q()),
     )
 }

@@ -7,7 +7,7 @@ use bookstore_stats::Summary;
 use serde::Serialize;
 
 use super::dataset::{Dataset, Target};
-use super::percent;
+use crate::text::percent;
 use bookstore_client::scenario::Scenario;
 use bookstore_record::results::Cell;
 

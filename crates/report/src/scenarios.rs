@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::dataset::{Dataset, Metric, Target};
 use super::verdicts::Family;
-use super::{ComparisonText, colour, rate_text};
 use crate::charts::{self, BarChart, BarValue, CEILING_COLOUR, LineChart, Sparkline};
+use crate::text::{ComparisonText, colour, rate_text};
 use bookstore_client::scenario::Scenario;
 
 #[derive(Debug, Serialize)]

@@ -128,7 +128,7 @@ pub fn summary(runs: &[RunResults]) -> String {
             out,
             "layout check: {called} of {} comparisons of a preset with its triple composed called different; with no layout effect, each scenario's family calls any at most {}% of the time",
             layout.len(),
-            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+            crate::text::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         );
     }
     let dataset = super::dataset::Dataset::new(runs);
@@ -155,7 +155,7 @@ pub fn summary(runs: &[RunResults]) -> String {
             twin.stack,
             twin.called,
             twin.compared,
-            super::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
+            crate::text::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         );
     }
     out

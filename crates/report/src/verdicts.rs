@@ -14,6 +14,9 @@ use serde::Serialize;
 use super::dataset::{CellWindows, Dataset, Metric, RoundKey, Target};
 use bookstore_record::results::Cell;
 
+/// The power the page states: the chance of seeing a difference of the stated size.
+pub(crate) const STATED_POWER: f64 = 0.8;
+
 /// Where a family's pair intervals take their spread from.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Spread {
@@ -308,7 +311,7 @@ pub(crate) struct FamilyPower {
 /// The smallest true ratio a family of `pairs` comparisons, each over `rounds` rounds with
 /// a per-round log-ratio spread `spread` (and the spread between processes, if the family's
 /// `kind` adds it), judged at false-discovery rate `q`, calls different with probability
-/// [`STATED_POWER`](super::method::STATED_POWER) even at its strictest level, q / pairs
+/// [`STATED_POWER`] even at its strictest level, q / pairs
 /// (Benjamini–Hochberg's first step).
 pub(crate) fn detectable_ratio(
     spread: f64,
@@ -322,7 +325,7 @@ pub(crate) fn detectable_ratio(
         Spread::Processes => bookstore_stats::PROCESS_SD,
         Spread::Own | Spread::Pooled => 0.0,
     };
-    let power = super::method::STATED_POWER;
+    let power = STATED_POWER;
     bookstore_stats::min_detectable_ratio(spread, rounds, process_sd, strictest, power)
 }
 

@@ -1,6 +1,6 @@
 //! How large a difference a design can see.
 
-use crate::{t_cdf, t_quantile};
+use crate::student::{t_cdf, t_quantile};
 
 /// The smallest true ratio (≥ 1) that a paired comparison of `n` rounds, with a per-round
 /// log-ratio standard deviation `sd` and a spread `process_sd` between its two processes
@@ -90,7 +90,7 @@ mod tests {
         // 8 · 1.96² · 0.5² / ln(2)² = 15.99 → 16 rounds at 95%.
         assert_eq!(rounds_for_width(0.5, 0.05, 2.0), Some(16));
         let n = rounds_for_width(0.55, 0.05 / 15.0, 2.0).unwrap();
-        let z = crate::t_critical(f64::INFINITY, 0.05 / 15.0);
+        let z = crate::student::t_critical(f64::INFINITY, 0.05 / 15.0);
         let width = |n: u64| (2.0 * z * 0.55 * (2.0 / n as f64).sqrt()).exp();
         assert!(width(n) <= 2.0 && width(n - 1) > 2.0, "{n}: {} {}", width(n), width(n - 1));
         let double = rounds_for_width(1.1, 0.05 / 15.0, 2.0).unwrap();

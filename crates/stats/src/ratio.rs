@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::{t_critical, t_p_value};
+use crate::student::{t_critical, t_p_value};
 
 /// `ln(b / a)` estimated from samples: its mean, standard error and degrees of freedom,
 /// from which [`crate::family`] draws the verdict and the interval.

@@ -52,7 +52,7 @@ impl Estimate {
         }
         let mean = samples.iter().sum::<f64>() / n as f64;
         let variance = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = crate::t_critical((n - 1) as f64, alpha) * (variance / n as f64).sqrt();
+        let half = crate::student::t_critical((n - 1) as f64, alpha) * (variance / n as f64).sqrt();
         Some(Self { mean, low: mean - half, high: mean + half, level: 1.0 - alpha, n })
     }
 }

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 
 use tokio::io::unix::AsyncFd;
 
-use super::ErrorKind;
+use super::stats::ErrorKind;
 
 /// Headers a response may carry before it is refused as malformed.
 const MAX_HEADERS: usize = 32;

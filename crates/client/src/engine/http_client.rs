@@ -4,7 +4,12 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::*;
+use super::closed::run;
+use super::conn::{Connection, ReadBuffer, Response};
+use super::exchange::{Client, Done, Workload};
+use super::picker::Picker;
+use super::plan::{LoadPlan, WindowHooks};
+use super::stats::{ErrorKind, LoadReport, Outcome};
 
 /// Requests over HTTP/1.1 keep-alive connections to one address.
 pub struct HttpClient {
@@ -79,9 +84,12 @@ impl HttpClient {
         inspect: impl FnOnce(&Response<'_>, Outcome),
     ) -> Result<Done, ErrorKind> {
         connection.buffer.clear();
-        let head =
-            conn::exchange(&connection.socket, self.workload.request(pick), &mut connection.buffer)
-                .await?;
+        let head = super::conn::exchange(
+            &connection.socket,
+            self.workload.request(pick),
+            &mut connection.buffer,
+        )
+        .await?;
         let response = head.response(&connection.buffer);
         let mut outcome = self.workload.classify(pick, &response);
         if self.validate_every > 0 && outcome == Outcome::Ok {

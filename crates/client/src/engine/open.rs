@@ -19,12 +19,14 @@ use std::time::{Duration, Instant};
 use bookstore_fixture::random::SplitMix64;
 use tokio::sync::Notify;
 
-use super::pacer::Pacer;
-use super::stats::{ErrorKind, Outcome, WorkerStats};
-use super::{
-    Arrivals, Client, Exchange, Picker, RECONNECT_BACKOFF, Window, exchange, open_loop_grace,
-    record, record_connect_error,
+use super::exchange::{
+    Client, Exchange, RECONNECT_BACKOFF, Window, exchange, open_loop_grace, record,
+    record_connect_error,
 };
+use super::pacer::Pacer;
+use super::picker::Picker;
+use super::plan::Arrivals;
+use super::stats::{ErrorKind, Outcome, WorkerStats};
 
 /// What the scheduler and the connections share on one client thread.
 struct Queue {

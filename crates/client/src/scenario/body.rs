@@ -9,7 +9,7 @@ use bookstore_domain::model::{
 };
 use bookstore_fixture::seed;
 
-use super::{Answer, CHECKOUT_QUANTITY};
+use super::spec::{Answer, CHECKOUT_QUANTITY};
 
 fn json(value: &impl serde::Serialize) -> usize {
     serde_json::to_vec(value).expect("the contract's types serialize").len()

@@ -1,9 +1,12 @@
 //! A scenario's HTTP workload: its pre-built requests, the cheap check of every answer,
-//! and the full contract check of a sample — all read off the scenario's [`ScenarioSpec`](super::ScenarioSpec).
+//! and the full contract check of a sample — all read off the scenario's [`ScenarioSpec`](super::spec::ScenarioSpec).
 
 use memchr::memmem;
 
-use super::{Answer, Scenario};
+use bookstore_registry::routes;
+
+use super::spec::{Answer, CHECKOUT_QUANTITY, Request};
+use super::table::Scenario;
 use crate::engine::{ErrorKind, Outcome, Picker, Response, Workload};
 use crate::validate;
 
@@ -17,6 +20,40 @@ pub struct ScenarioLoad {
 }
 
 impl ScenarioLoad {
+    /// The HTTP workload of `scenario` against `host` (the `Host` header).
+    pub fn new(scenario: Scenario, host: &str) -> Self {
+        let ids = scenario.book_ids();
+        let (requests, markers): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match scenario.spec().request {
+            Request::Checkout => ids
+                .iter()
+                .map(|&id| {
+                    let body = checkout_body(id);
+                    let request = format!(
+                        "POST {} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        routes::CHECKOUTS,
+                        body.len()
+                    );
+                    (request.into_bytes(), format!("\"bookId\":{id},").into_bytes())
+                })
+                .unzip(),
+            Request::BookById => ids
+                .iter()
+                .map(|&id| {
+                    let request = format!(
+                        "GET {}{id} HTTP/1.1\r\nHost: {host}\r\n\r\n",
+                        routes::BOOK_BY_ID_PREFIX
+                    );
+                    (request.into_bytes(), format!("{{\"id\":{id},\"isbn\":").into_bytes())
+                })
+                .unzip(),
+            Request::Get { .. } => (
+                vec![format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", scenario.target()).into_bytes()],
+                vec![Vec::new()],
+            ),
+        };
+        Self { scenario, ids, requests, markers }
+    }
+
     /// The book id request `pick` is about, if any.
     pub fn book_id(&self, pick: usize) -> Option<i64> {
         self.ids.get(pick).copied()
@@ -136,6 +173,13 @@ pub fn validate_response(
     }
 }
 
+/// The write body of SPEC §4.
+fn checkout_body(book_id: i64) -> String {
+    format!(
+        r#"{{"bookId":{book_id},"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":{CHECKOUT_QUANTITY}}}"#
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +190,7 @@ mod tests {
 
     #[test]
     fn checkout_refusals_are_rejections_not_errors() {
-        let load = Scenario::CheckoutSoldOut.workload("h");
+        let load = ScenarioLoad::new(Scenario::CheckoutSoldOut, "h");
         let refused = response(
             409,
             br#"{"error":"out_of_stock","message":"book 2 has 0 in stock, 1 requested"}"#,
@@ -162,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_right_status_with_a_wrong_body_or_type_is_an_error() {
-        let health = Scenario::Health.workload("h");
+        let health = ScenarioLoad::new(Scenario::Health, "h");
         assert_eq!(health.classify(0, &response(200, br#"{"status":"UP"}"#)), Outcome::Ok);
         assert_eq!(
             health.classify(0, &response(200, br#"{"status":"DOWN"}"#)),
@@ -174,7 +218,7 @@ mod tests {
             body: br#"{"status":"UP"}"#,
         };
         assert_eq!(health.classify(0, &text), Outcome::Error(ErrorKind::InvalidBody));
-        let list = Scenario::BookList.workload("h");
+        let list = ScenarioLoad::new(Scenario::BookList, "h");
         let one_item = br#"[{"id":1,"title":"x"}]"#;
         assert_eq!(
             list.classify(0, &response(200, one_item)),
@@ -184,7 +228,7 @@ mod tests {
 
     #[test]
     fn book_by_id_answers_must_be_the_requested_book() {
-        let load = Scenario::BookById.workload("h");
+        let load = ScenarioLoad::new(Scenario::BookById, "h");
         assert_eq!(
             load.classify(41, &response(200, br#"{"id":42,"isbn":"0000000000042"}"#)),
             Outcome::Ok
@@ -197,6 +241,37 @@ mod tests {
             load.classify(3, &response(200, br#"{"id":40,"isbn":"0000000000040"}"#)),
             Outcome::Error(ErrorKind::InvalidBody),
             "a prefix of 40 is not 4"
+        );
+    }
+
+    #[test]
+    fn requests_follow_spec_section_4() {
+        let by_id = ScenarioLoad::new(Scenario::BookById, "h");
+        assert_eq!(by_id.len(), 20_000);
+        assert_eq!(by_id.request(0), b"GET /api/books/1 HTTP/1.1\r\nHost: h\r\n\r\n");
+        let create = ScenarioLoad::new(Scenario::CheckoutCreate, "h");
+        assert_eq!(create.book_id(0), Some(3));
+        assert_eq!(create.book_id(create.len() - 1), Some(20_000));
+        let text = String::from_utf8(create.request(0).to_vec()).unwrap();
+        assert!(text.starts_with("POST /api/checkouts HTTP/1.1\r\n"), "{text}");
+        assert!(text.ends_with(r#"{"bookId":3,"customerName":"Benchmark User","customerEmail":"bench@example.com","quantity":1}"#));
+        let declared: usize = text
+            .split("Content-Length: ")
+            .nth(1)
+            .unwrap()
+            .split('\r')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(declared, text.split("\r\n\r\n").nth(1).unwrap().len());
+        assert_eq!(ScenarioLoad::new(Scenario::CheckoutSoldOut, "h").book_id(0), Some(2));
+        let list = ScenarioLoad::new(Scenario::BookList500, "h");
+        assert_eq!(list.request(0), b"GET /api/books?limit=500 HTTP/1.1\r\nHost: h\r\n\r\n");
+        assert_eq!(Scenario::BookSearch.target(), "/api/books/search?q=Book&limit=20");
+        assert_eq!(
+            (Scenario::BookById.method(), Scenario::BookById.target().as_str()),
+            ("GET", "/api/books/{id}")
         );
     }
 }

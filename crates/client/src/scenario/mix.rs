@@ -2,7 +2,8 @@
 //! scenario `i mod n`), so a mixed load holds the scenarios in the ratio of their users.
 //! Used by `loadgen faults` (reads beside checkouts, the write path the audit checks).
 
-use super::{Scenario, ScenarioLoad};
+use super::load::ScenarioLoad;
+use super::table::Scenario;
 use crate::engine::{Outcome, Picker, Response, Workload};
 
 /// The scenarios' requests one after the other; a pick is an index into all of them.
@@ -17,7 +18,8 @@ impl Mix {
     /// `scenarios` against `host`, in this order (at least one).
     pub fn new(scenarios: &[Scenario], host: &str) -> Self {
         assert!(!scenarios.is_empty(), "a mix of no scenario");
-        let loads: Vec<ScenarioLoad> = scenarios.iter().map(|s| s.workload(host)).collect();
+        let loads: Vec<ScenarioLoad> =
+            scenarios.iter().map(|&s| ScenarioLoad::new(s, host)).collect();
         let starts = loads
             .iter()
             .scan(0, |next, load| {
@@ -91,7 +93,7 @@ mod tests {
     #[test]
     fn a_scenarios_users_cycle_over_its_requests_as_they_would_alone() {
         let mix = Mix::new(&[Scenario::BookById, Scenario::CheckoutCreate], "h");
-        let alone = Scenario::CheckoutCreate.workload("h");
+        let alone = ScenarioLoad::new(Scenario::CheckoutCreate, "h");
         // Users 1 and 3 of 4 are the checkout scenario's users 0 and 1 of 2.
         let mut mixed = mix.picker(3, 4);
         let mut own = alone.picker(1, 2);

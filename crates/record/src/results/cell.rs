@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
-use super::Rate;
+use super::rate::Rate;
 
 pub(super) use crate::LatencySummary;
 

@@ -10,8 +10,9 @@
 //! *slowest* qualified stack's goodput at the lowest concurrency, measured moments before,
 //! so that every stack can carry it.
 
-use super::Rate;
-use crate::suite::state::{Offer, Suite};
+use crate::suite::Rate;
+use crate::suite::plan::Offer;
+use crate::suite::state::Suite;
 use bookstore_client::scenario::Scenario;
 use bookstore_record::metric::Metric;
 use bookstore_record::results::StackStatus;
@@ -37,7 +38,7 @@ impl Suite<'_> {
                         fraction * 100.0
                     ));
                     let windows =
-                        self.prepared.len() as u64 * u64::from(self.options.total_rounds());
+                        self.running.prepared.len() as u64 * u64::from(self.options.total_rounds());
                     self.progress.skipped(windows);
                 }
             }
@@ -55,10 +56,11 @@ impl Suite<'_> {
     fn slowest_goodput(&self, scenario: Scenario) -> Option<f64> {
         let concurrency = self.lowest_concurrency();
         let metric = Metric::for_scenario(scenario.name());
-        self.prepared
+        self.running
+            .prepared
             .iter()
             .filter_map(|prepared| {
-                let stack = &self.results.stacks[prepared.index];
+                let stack = &self.ledger.results.stacks[prepared.index];
                 if stack.status != StackStatus::Measured {
                     return None;
                 }

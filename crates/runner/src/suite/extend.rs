@@ -14,23 +14,10 @@ use bookstore_record::results::{RunResults, StackStatus};
 use bookstore_record::warnings::disqualification;
 use bookstore_stats::Looks;
 
+use crate::suite::ledger::Spent;
+use crate::suite::plan::Window;
 use crate::suite::plan::{self, PlannedWindow};
-use crate::suite::state::{Suite, Window};
-
-/// How long the suite's windows took, setup between them included: what the rounds left
-/// are estimated by.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Spent {
-    pub(crate) windows: u64,
-    pub(crate) seconds: f64,
-}
-
-impl Spent {
-    /// Seconds per window so far; `None` before the first.
-    pub(crate) fn per_window(&self) -> Option<f64> {
-        (self.windows > 0).then(|| self.seconds / self.windows as f64)
-    }
-}
+use crate::suite::state::Suite;
 
 /// The rates by round of the family of `scenario` at `concurrency`: its ranked parties
 /// (stacks and variants that are not twins, measured, without a disqualified window), as
@@ -81,8 +68,8 @@ impl Suite<'_> {
             }
             let started = Instant::now();
             self.run_window(window)?;
-            self.spent.windows += 1;
-            self.spent.seconds += started.elapsed().as_secs_f64();
+            self.ledger.spent.windows += 1;
+            self.ledger.spent.seconds += started.elapsed().as_secs_f64();
         }
         Ok(())
     }
@@ -114,7 +101,7 @@ impl Suite<'_> {
             for (g, group) in groups.iter().enumerate() {
                 let pairs: usize = concurrencies(group)
                     .into_iter()
-                    .map(|c| open_pairs(&family_rates(&self.results, scenario, c), &looks))
+                    .map(|c| open_pairs(&family_rates(&self.ledger.results, scenario, c), &looks))
                     .sum();
                 let next = looks.next(reached[g] as usize).map(|n| n as u32);
                 if let (true, Some(next)) = (pairs > 0, next) {
@@ -155,18 +142,20 @@ impl Suite<'_> {
     /// budget).
     fn allowance(&self, scenario: Scenario) -> f64 {
         let Some(budget) = self.options.measurement.budget else { return f64::INFINITY };
-        let per_window = self.spent.per_window().unwrap_or(0.0);
+        let per_window = self.ledger.spent.per_window().unwrap_or(0.0);
         let scenarios = &self.options.scenarios;
         let here = scenarios.iter().position(|&s| s == scenario).unwrap_or(0);
-        let stacks = self.prepared.len() as u64;
+        let stacks = self.running.prepared.len() as u64;
         let rounds = u64::from(self.options.total_rounds());
         let equal_load = self.options.equal_load_rates().len() as u64 * stacks * rounds;
         let later: u64 = scenarios[here + 1..]
             .iter()
-            .map(|&s| self.options.round_windows(s, self.prepared.len()).len() as u64 * rounds)
+            .map(|&s| {
+                self.options.round_windows(s, self.running.prepared.len()).len() as u64 * rounds
+            })
             .sum();
         let owed = equal_load * (scenarios.len() - here) as u64 + later;
-        let left = budget.as_secs_f64() - self.started.elapsed().as_secs_f64();
+        let left = budget.as_secs_f64() - self.ledger.began.elapsed().as_secs_f64();
         share(left, owed, per_window, scenarios.len() - here)
     }
 }
@@ -236,11 +225,5 @@ mod tests {
         assert_eq!(share(300.0, 100, 1.0, 3), (300.0 - 100.0 * OWED_MARGIN) / 3.0);
         assert!(share(100.0, 200, 0.75, 3) < 0.0, "owed alone overrun it");
         assert_eq!(share(10.0, 0, 1.0, 0), 10.0);
-    }
-
-    #[test]
-    fn the_time_per_window_is_measured_not_assumed() {
-        assert_eq!(Spent::default().per_window(), None);
-        assert_eq!(Spent { windows: 4, seconds: 3.0 }.per_window(), Some(0.75));
     }
 }

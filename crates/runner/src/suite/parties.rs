@@ -209,3 +209,146 @@ pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::Socke
     }
     Ok(targets)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn specs(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn targets_name_a_stack_and_an_http_address_each() {
+        let targets = parse_targets(&specs(&[
+            "axum-serde-sqlx=http://127.0.0.1:18081",
+            "hyper-sonic-sqlx=http://localhost:18085/",
+            "axum+sonic-rs+diesel-async=http://127.0.0.1:8100",
+        ]))
+        .unwrap();
+        assert_eq!(targets.len(), 3);
+        // A composed stack by its triple's name (the compose file's profile `composed`).
+        assert_eq!(targets[2].0.tags.access, "diesel-async");
+        assert_eq!(targets[0].0.identity.service, "axum-serde-sqlx");
+        assert_eq!(targets[0].1, "127.0.0.1:18081".parse().unwrap());
+        assert_eq!(targets[1].0.identity.service, "hyper-sonic-sqlx");
+        assert_eq!(targets[1].1.port(), 18085);
+    }
+
+    #[test]
+    fn a_wrong_target_is_refused_with_a_reason() {
+        for (spec, expected) in [
+            ("axum-serde-sqlx", "expected name=http://host:port"),
+            ("spring-mvc=http://127.0.0.1:8081", "unknown stack"),
+            ("axum-serde-sqlx=https://127.0.0.1:8081", "expected http://host:port"),
+            ("axum-serde-sqlx=http://127.0.0.1:8081/api", "expected http://host:port"),
+            ("axum-serde-sqlx=127.0.0.1:8081", "expected http://host:port"),
+        ] {
+            let error = parse_targets(&specs(&[spec])).unwrap_err();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
+        let twice =
+            specs(&["axum-serde-sqlx=http://127.0.0.1:1", "axum-serde-sqlx=http://127.0.0.1:2"]);
+        assert!(parse_targets(&twice).unwrap_err().contains("named twice"));
+    }
+
+    #[test]
+    fn a_database_latency_is_a_variant_behind_the_relay_not_a_flag_of_the_stack() {
+        let taken = specs(&["axum-serde-sqlx"]);
+        let variant =
+            Variant::parse("far=axum-serde-sqlx --db-latency 250us --workers 1", &taken).unwrap();
+        assert_eq!(variant.db_latency, Some(Duration::from_micros(250)));
+        assert_eq!(variant.args, specs(&["--workers", "1"]), "the stack never sees it");
+        let near = Variant::parse("near=axum-serde-sqlx --db-latency 0s", &taken).unwrap();
+        assert_eq!(near.db_latency, None);
+        assert!(Variant::parse("x=axum-serde-sqlx --db-latency soon", &taken).is_err());
+        let far =
+            Variant::with_db_latency(bookstore_registry::stacks::ALL[0], Duration::from_millis(1));
+        assert_eq!(
+            far.label,
+            format!("{}.db1ms", bookstore_registry::stacks::ALL[0].identity.service)
+        );
+        assert!(
+            Variant::parse(&format!("{}=axum-serde-sqlx --workers 1", far.label), &taken).is_ok()
+        );
+    }
+
+    #[test]
+    fn a_variant_is_a_stack_with_flags_of_its_own_under_a_unique_label() {
+        let taken = specs(&["axum-serde-sqlx", "actix-serde-diesel"]);
+        let variant = Variant::parse("actix-1w=actix-serde-diesel --workers 1", &taken).unwrap();
+        assert_eq!(variant.label, "actix-1w");
+        assert_eq!(variant.stack.identity.service, "actix-serde-diesel");
+        let base = specs(&["--pool-max", "32", "--workers", "2", "--blocking-threads", "32"]);
+        assert_eq!(
+            variant.apply(&base),
+            specs(&["--pool-max", "32", "--blocking-threads", "32", "--workers", "1"])
+        );
+        for (spec, expected) in [
+            ("actix-serde-diesel --workers 1", "expected label=stack"),
+            ("x=spring-mvc --workers 1", "unknown stack"),
+            ("axum-serde-sqlx=axum-serde-sqlx --workers 1", "already a stack"),
+            ("x=axum-serde-sqlx --workers", "expected --flag value pairs"),
+            ("x=axum-serde-sqlx 1 --workers", "expected --flag value pairs"),
+            ("a b=axum-serde-sqlx --workers 1", "a label is"),
+        ] {
+            let error = Variant::parse(spec, &taken).unwrap_err();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_variant_without_flags_is_a_twin_of_its_stack() {
+        let taken = specs(&["axum-serde-sqlx"]);
+        let twin = Variant::parse("again=axum-serde-sqlx", &taken).unwrap();
+        assert_eq!((twin.args.len(), twin.db_latency), (0, None));
+        let base = specs(&["--pool-max", "32", "--workers", "2"]);
+        assert_eq!(twin.apply(&base), base, "a twin runs with the suite's flags, unchanged");
+        let default = Variant::twin(twin.stack);
+        assert_eq!(default.label, "axum-serde-sqlx.twin");
+        assert_eq!((default.args, default.db_latency), (twin.args, None));
+    }
+
+    #[test]
+    fn the_compose_shorthand_matches_docker_compose_yml() {
+        let compose = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docker-compose.yml"),
+        )
+        .unwrap();
+        for (stack, addr) in ComposeFrom::Host.targets().unwrap() {
+            let port = stack.identity.default_port;
+            assert_eq!(addr, std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+            assert!(compose.contains(&format!("\"127.0.0.1:{port}:{port}\"")), "{port}");
+        }
+        // The database as the compose file publishes it, with its user and password.
+        let url = url::Url::parse(COMPOSE_DATABASE_URL).unwrap();
+        assert!(compose.contains(&format!("\"127.0.0.1:{}:5432\"", url.port().unwrap())));
+        assert!(compose.contains(&format!("POSTGRES_USER: {}", url.username())));
+        assert!(compose.contains(&format!("POSTGRES_PASSWORD: {}", url.password().unwrap())));
+        assert!(compose.contains(&format!("POSTGRES_DB: {}", url.path().trim_start_matches('/'))));
+    }
+
+    #[test]
+    fn from_inside_the_compose_network_the_stacks_and_database_are_its_services() {
+        let compose = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docker-compose.yml"),
+        )
+        .unwrap();
+        let specs = ComposeFrom::Network.target_specs();
+        assert_eq!(specs.len(), bookstore_registry::stacks::ALL.len());
+        for (spec, stack) in specs.iter().zip(bookstore_registry::stacks::ALL) {
+            let (name, port) = (stack.identity.service, stack.identity.default_port);
+            assert_eq!(spec, &format!("{name}=http://{name}:{port}"));
+            assert!(compose.contains(&format!("\n  {name}:\n")), "no service {name}");
+            assert!(compose.contains(&format!("BIND: \"0.0.0.0:{port}\"")), "{name} on {port}");
+        }
+        // The URL every stack's service is given.
+        let url = ComposeFrom::Network.database_url();
+        assert!(compose.contains(&format!("DATABASE_URL: {url}\n")), "{url}");
+        assert_eq!(ComposeFrom::parse("network"), Ok(ComposeFrom::Network));
+        assert_eq!(ComposeFrom::parse("host"), Ok(ComposeFrom::Host));
+        assert!(ComposeFrom::parse("inside").is_err());
+    }
+}

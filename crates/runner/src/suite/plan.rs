@@ -19,8 +19,72 @@
 
 use bookstore_client::scenario::Scenario;
 use bookstore_record::results::Schedule;
+use std::time::Duration;
 
-use crate::suite::state::{Offer, PreparedStack, Window, rotated, rotated_by};
+use crate::suite::ceiling;
+use crate::suite::running::PreparedStack;
+
+/// One window of a round: who measures, and at which concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    /// The minimal responder beside the stacks at this concurrency, for scenarios without
+    /// database access.
+    HttpCeiling(u32),
+    /// The scenario's statements straight through a driver's store, for the others;
+    /// behind the database latency relay with a `db_latency`.
+    DbCeiling { driver: ceiling::Driver, clients: DbClients, db_latency: Option<Duration> },
+    /// An index into the prepared stacks, at this concurrency.
+    Stack(usize, u32),
+}
+
+impl Window {
+    /// The concurrency whose parties it is compared with; `None` for a database ceiling
+    /// with one client per pooled connection, compared with every concurrency.
+    pub(crate) fn concurrency(&self) -> Option<u32> {
+        match *self {
+            Window::HttpCeiling(c) | Window::Stack(_, c) => Some(c),
+            Window::DbCeiling { clients: DbClients::Stacks(c), .. } => Some(c),
+            Window::DbCeiling { clients: DbClients::Pool, .. } => None,
+        }
+    }
+}
+
+/// How many clients a database ceiling window has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DbClients {
+    /// One per pooled connection, whatever the stacks' concurrency: measured once per round
+    /// and compared with the stacks at every concurrency of that round.
+    Pool,
+    /// As many as the stacks have connections at this concurrency.
+    Stacks(u32),
+}
+
+/// A rate offered to every stack alike, in the fixed-load phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Offer {
+    /// Requests per second.
+    pub(crate) rate_rps: f64,
+    /// The share of the slowest stack's goodput it was asked as, if so.
+    pub(crate) fraction: Option<f64>,
+}
+
+/// `items` rotated by the round `turn` counts (over the whole run), which it then advances:
+/// each party is first, in the middle and last equally often.
+pub(crate) fn rotated<T: Clone>(items: &[T], turn: &mut usize) -> Vec<T> {
+    let order = rotated_by(items, *turn);
+    *turn += 1;
+    order
+}
+
+/// `items` rotated left by `by` (modulo their number).
+pub(crate) fn rotated_by<T: Clone>(items: &[T], by: usize) -> Vec<T> {
+    let mut order = items.to_vec();
+    if !order.is_empty() {
+        let len = order.len();
+        order.rotate_left(by % len);
+    }
+    order
+}
 
 /// One window the suite will measure.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -330,8 +394,8 @@ mod tests {
 
     #[test]
     fn grouping_puts_each_concurrency_together_and_the_pool_ceiling_apart() {
+        use super::DbClients;
         use crate::suite::ceiling::Driver;
-        use crate::suite::state::DbClients;
         let pool =
             |driver| Window::DbCeiling { driver, clients: DbClients::Pool, db_latency: None };
         let windows = vec![

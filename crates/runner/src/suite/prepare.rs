@@ -8,11 +8,12 @@ use std::time::Duration;
 use bookstore_domain::store::redact_credentials;
 use bookstore_registry::stacks::StackInfo;
 
-use super::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, parity};
 use crate::harness::database;
 use crate::harness::placement::{self, Tier};
 use crate::harness::server::{self, ServerProcess};
-use crate::suite::state::{PreparedStack, Suite};
+use crate::suite::options::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, parity};
+use crate::suite::running::PreparedStack;
+use crate::suite::state::Suite;
 use bookstore_client::engine;
 use bookstore_client::probe;
 use bookstore_client::scenario::{self, Scenario};
@@ -30,7 +31,7 @@ impl Suite<'_> {
             return self.prepare_running(&addresses);
         }
         // The stacks, then the variants: each a party of its own, under its label.
-        let parties: Vec<(String, StackInfo, Option<super::Variant>)> = self
+        let parties: Vec<(String, StackInfo, Option<crate::suite::Variant>)> = self
             .options
             .stacks
             .iter()
@@ -44,7 +45,7 @@ impl Suite<'_> {
                 break;
             }
             let database = format!("bench_{}", label.replace(|c: char| !c.is_alphanumeric(), "_"));
-            let mut url = self.database.fresh(&database)?;
+            let mut url = self.running.database.fresh(&database)?;
             let mut relay_pid = None;
             let mut args = stack.args(&self.options.tuning);
             if let Some(variant) = &variant {
@@ -53,12 +54,12 @@ impl Suite<'_> {
             let name = label.as_str();
             let index = self.add_stack(name, None);
             if stack.kind == bookstore_registry::stacks::Kind::Composed {
-                let entry = &mut self.results.stacks[index];
+                let entry = &mut self.ledger.results.stacks[index];
                 entry.launch =
                     std::iter::once(stack.binary.to_owned()).chain(stack.launch_args()).collect();
             }
             if let Some(variant) = &variant {
-                let entry = &mut self.results.stacks[index];
+                let entry = &mut self.ledger.results.stacks[index];
                 entry.variant_of = Some(stack.identity.service.to_owned());
                 entry.args = variant.args.clone();
                 entry.db_latency_us = variant.db_latency.map(|l| l.as_micros() as u64);
@@ -99,7 +100,7 @@ impl Suite<'_> {
             // Placed once ready: its runtime's threads exist, and threads it starts later
             // (a blocking pool's) inherit their creator's CPUs.
             self.place(Tier::Server, server.pid()).map_err(anyhow::Error::msg)?;
-            self.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
+            self.ledger.results.stacks[index].ready_ms = Some(ready.as_millis() as u64);
             let idle_connections = variant.as_ref().and_then(|v| v.idle_connections);
             // A party measured with idle connections is checked with them held, as its
             // windows will run.
@@ -131,22 +132,22 @@ impl Suite<'_> {
                 "{name}: ready in {} ms, contract check passed{with}",
                 ready.as_millis()
             ));
-            self.prepared.push(PreparedStack {
+            self.running.prepared.push(PreparedStack {
                 index,
                 database,
                 addr: server.addr(),
                 relay_pid,
                 idle_connections,
             });
-            self.processes.push(Some(server));
+            self.running.servers.push(Some(server));
         }
-        self.save()
+        self.ledger.save()
     }
 
     /// The stacks someone else started: checked against the contract where they run, on
     /// their database restored to the seed first (the checks read seeded rows).
     fn prepare_running(&mut self, addresses: &[std::net::SocketAddr]) -> anyhow::Result<()> {
-        let database = self.database.target_database()?.to_owned();
+        let database = self.running.database.target_database()?.to_owned();
         for (stack, &address) in self.options.stacks.iter().zip(addresses) {
             if self.stopped() {
                 break;
@@ -158,22 +159,22 @@ impl Suite<'_> {
                 continue;
             }
             if self.options.coordinates() {
-                self.database.restore(&database)?;
+                self.running.database.restore(&database)?;
             }
             if !self.check_contract(index, address, &format!("at {address}: "))? {
                 continue;
             }
             self.progress.note(&format!("{name} at {address}: contract check passed"));
-            self.prepared.push(PreparedStack {
+            self.running.prepared.push(PreparedStack {
                 index,
                 database: database.clone(),
                 addr: address,
                 relay_pid: None,
                 idle_connections: None,
             });
-            self.processes.push(None);
+            self.running.servers.push(None);
         }
-        self.save()
+        self.ledger.save()
     }
 
     /// Measures the database latency relay — the `db-relay` binary the parties run, in front
@@ -197,7 +198,7 @@ impl Suite<'_> {
                 calibration.added_p50.as_secs_f64() * 1e6,
                 calibration.added_p99.as_secs_f64() * 1e6
             ));
-            self.results.db_relay_calibration.push(RelayCalibration {
+            self.ledger.results.db_relay_calibration.push(RelayCalibration {
                 round_trip_us: calibration.target.as_micros() as u64,
                 samples: calibration.samples,
                 added_p50_us: calibration.added_p50.as_secs_f64() * 1e6,
@@ -219,7 +220,7 @@ impl Suite<'_> {
         let relay = self.spawn_relay(name, bookstore_relay::url_address(url)?, latency)?;
         let relayed = bookstore_relay::url_through(url, relay.addr())?;
         let pid = relay.pid();
-        self.relays.push(relay);
+        self.running.relays.push(relay);
         Ok((relayed, pid))
     }
 
@@ -257,7 +258,7 @@ impl Suite<'_> {
                 self.record_placement(tier, got);
             }
             None => {
-                if let Some(anywhere) = &self.unplaced {
+                if let Some(anywhere) = &self.running.unplaced {
                     placement::pin(pid, anywhere)?;
                 }
             }
@@ -266,7 +267,7 @@ impl Suite<'_> {
     }
 
     pub(crate) fn record_placement(&mut self, tier: Tier, got: placement::TierCpusOf) {
-        let recorded = &mut self.results.settings.cpu_placement;
+        let recorded = &mut self.ledger.results.settings.cpu_placement;
         if !recorded.iter().any(|t| t.tier == tier.name()) {
             recorded.push(got.record(tier));
         }
@@ -274,7 +275,7 @@ impl Suite<'_> {
 
     /// A stack's entry in the results, `measured` until something says otherwise; its index.
     fn add_stack(&mut self, name: &str, address: Option<std::net::SocketAddr>) -> usize {
-        self.results.stacks.push(StackResults {
+        self.ledger.results.stacks.push(StackResults {
             name: name.to_owned(),
             status: StackStatus::Measured,
             failure: None,
@@ -289,7 +290,7 @@ impl Suite<'_> {
             cells: Vec::new(),
             equal_load: Vec::new(),
         });
-        self.results.stacks.len() - 1
+        self.ledger.results.stacks.len() - 1
     }
 
     /// The contract check of stack `index` at `addr`, recorded; a failing stack is marked
@@ -306,7 +307,7 @@ impl Suite<'_> {
             .filter(|v| !v.passed)
             .map(|v| format!("{}: {}", v.scenario, v.problem.as_deref().unwrap_or("")))
             .collect();
-        self.results.stacks[index].validation = validation;
+        self.ledger.results.stacks[index].validation = validation;
         if failed.is_empty() {
             return Ok(true);
         }
@@ -396,7 +397,7 @@ fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Val
     scenarios
         .iter()
         .map(|&scenario| {
-            let load = scenario.workload(&addr.to_string());
+            let load = bookstore_client::scenario::ScenarioLoad::new(scenario, &addr.to_string());
             let mut picker = engine::Workload::picker(&load, 0, 1);
             let problem = (0..PER_SCENARIO.min(load.len().max(1))).find_map(|_| {
                 let pick = picker.pick();

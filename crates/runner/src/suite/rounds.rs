@@ -5,14 +5,15 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::sampler::BackendSampler;
-use super::{SuiteOptions, shard};
 use crate::harness::database;
 use crate::harness::placement::{self, Tier};
-use crate::suite::extend::Spent;
+use crate::suite::ledger::{Ledger, Spent};
 use crate::suite::plan;
 use crate::suite::progress::Progress;
+use crate::suite::running::Running;
+use crate::suite::sampler::BackendSampler;
 use crate::suite::state::Suite;
+use crate::suite::{SuiteOptions, shard};
 use bookstore_record::environment::now_rfc3339;
 use bookstore_record::results::RunResults;
 use bookstore_record::warnings::{MIN_ROUNDS, Warning, WarningKind};
@@ -49,33 +50,22 @@ impl<'a> Suite<'a> {
             options.measurement.durable,
             max_connections,
         )?;
-        let results = super::prepare::new_results(options, &mut database);
+        let results = crate::suite::prepare::new_results(options, &mut database);
         let backends = BackendSampler::connect(&database.maintenance_url());
         let mut suite = Suite {
             options,
-            database,
-            results,
             progress: Progress::new(options.total_windows()),
             stop,
             logs,
-            prepared: Vec::new(),
-            processes: Vec::new(),
-            relays: Vec::new(),
-            responder: None,
-            db_ceiling_url: None,
-            backends,
-            started: std::time::Instant::now(),
-            spent: Spent::default(),
-            saved: None,
-            ceiling_relays: Vec::new(),
-            unplaced: None,
+            running: Running::new(database, backends),
+            ledger: Ledger::new(results, options.output.clone()),
         };
         if let Some((client, before)) = client {
             suite.record_placement(Tier::Client, client);
-            suite.unplaced = Some(before);
+            suite.running.unplaced = Some(before);
         }
         let place_db = options.placement.as_ref().is_some_and(|p| p.cpus(Tier::Db).is_some());
-        match suite.database.postgres_pid() {
+        match suite.running.database.postgres_pid() {
             Some(postgres) => suite.place(Tier::Db, postgres).map_err(anyhow::Error::msg)?,
             None if place_db => anyhow::bail!(
                 "--cpus db=…: PostgreSQL runs where the suite cannot see its processes (a container); place it there"
@@ -83,28 +73,28 @@ impl<'a> Suite<'a> {
             None => {}
         }
         suite.calibrate_relays()?;
-        if !suite.database.statements_available() {
+        if !suite.running.database.statements_available() {
             suite.progress.note("pg_stat_statements is not available on this server: SQL statements per request are not measured");
         }
         if options.total_rounds() < MIN_ROUNDS {
             let rounds = options.total_rounds();
-            suite.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
+            suite.ledger.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
         }
-        suite.save_now()?;
+        suite.ledger.save_now()?;
         if let Err(error) = suite.prepare_stacks().and_then(|()| suite.measure()) {
             // What was measured before the failure stays in the file.
-            suite.save_now()?;
+            suite.ledger.save_now()?;
             return Err(error);
         }
         suite.progress.finish();
         // Stop what the run started before the results say it is over.
-        suite.processes.clear();
-        suite.responder = None;
-        suite.results.run.status = bookstore_record::RunStatus::ended(suite.stopped());
-        suite.results.run.finished_at = Some(now_rfc3339());
-        suite.results.run.wall_seconds = Some(suite.started.elapsed().as_secs_f64());
-        suite.save_now()?;
-        Ok(suite.results)
+        suite.running.servers.clear();
+        suite.running.responder = None;
+        suite.ledger.results.run.status = bookstore_record::RunStatus::ended(suite.stopped());
+        suite.ledger.results.run.finished_at = Some(now_rfc3339());
+        suite.ledger.results.run.wall_seconds = Some(suite.ledger.began.elapsed().as_secs_f64());
+        suite.ledger.save_now()?;
+        Ok(suite.ledger.results)
     }
 
     /// The blocks: per scenario, its closed-loop rounds (every party once per round, in the
@@ -116,14 +106,14 @@ impl<'a> Suite<'a> {
         }
         let mut turn = 0;
         for scenario in self.options.scenarios.clone() {
-            let groups = self.options.round_groups(scenario, self.prepared.len());
+            let groups = self.options.round_groups(scenario, self.running.prepared.len());
             let rounds = self.options.total_rounds();
-            let before = self.spent;
+            let before = self.ledger.spent;
             let schedule = self.options.measurement.schedule;
             self.run_block(&plan::closed_block(scenario, &groups, rounds, schedule, &mut turn))?;
             let block = Spent {
-                windows: self.spent.windows - before.windows,
-                seconds: self.spent.seconds - before.seconds,
+                windows: self.ledger.spent.windows - before.windows,
+                seconds: self.ledger.spent.seconds - before.seconds,
             };
             self.extend(scenario, &groups, block, &mut turn)?;
             if self.stopped() {
@@ -132,7 +122,7 @@ impl<'a> Suite<'a> {
             // The cap on the open loop's connections: as many as the closed loop ever held.
             let Some(&cap) = self.options.measurement.concurrency.iter().max() else { continue };
             for offer in self.offers(scenario) {
-                let stacks = self.prepared.len();
+                let stacks = self.running.prepared.len();
                 self.run_block(&plan::offered_block(
                     scenario, stacks, cap, offer, rounds, schedule, &mut turn,
                 ))?;
@@ -161,7 +151,7 @@ impl<'a> Suite<'a> {
             &self.options.measurement.concurrency,
             self.options.total_rounds(),
             self.options.stacks.len(),
-            &self.prepared,
+            &self.running.prepared,
         );
         self.run_block(&schedule)
     }

@@ -68,7 +68,8 @@ impl CpuSampler {
 impl WindowHooks for CpuSampler {
     fn measure_started(&mut self) {
         self.start = self.read();
-        self.window_started_unix_seconds = super::shard::unix_seconds(std::time::SystemTime::now());
+        self.window_started_unix_seconds =
+            crate::suite::shard::unix_seconds(std::time::SystemTime::now());
     }
     fn measure_ended(&mut self) {
         self.end = self.read();

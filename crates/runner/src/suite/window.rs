@@ -5,14 +5,15 @@ use bookstore_record::results::StackStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::sampler::CpuSampler;
-use super::{RESPONDER, ceiling, shard};
 use crate::harness::placement::Tier;
 use crate::harness::server::ServerProcess;
+use crate::suite::options::RESPONDER;
 use crate::suite::plan::PlannedWindow;
-use crate::suite::state::{
-    DB_CEILING_DATABASE, DbClients, Offer, Suite, Target, UNJUSTIFIED_REFUSAL, Window,
-};
+use crate::suite::plan::{DbClients, Offer, Window};
+use crate::suite::running::{DB_CEILING_DATABASE, Target};
+use crate::suite::sampler::CpuSampler;
+use crate::suite::state::{Suite, UNJUSTIFIED_REFUSAL};
+use crate::suite::{ceiling, shard};
 use bookstore_client::engine::{self, LiveCounter, LoadReport};
 use bookstore_client::scenario::{self, Scenario};
 use bookstore_record::results::{Cell, IdleHeld, LoadMode, OpenLoop, ShardPart, SqlStats};
@@ -40,7 +41,7 @@ impl Suite<'_> {
         concurrency: u32,
         round: u32,
     ) -> anyhow::Result<()> {
-        if self.responder.is_none() {
+        if self.running.responder.is_none() {
             let binary = self.options.bin_dir.join(RESPONDER);
             let args = vec!["--threads".to_owned(), self.options.tuning.workers.to_string()];
             let log = self.logs.join("responder.log");
@@ -50,9 +51,9 @@ impl Suite<'_> {
                 .wait_ready("/health")
                 .map_err(|e| anyhow::anyhow!("the responder did not start: {e}"))?;
             self.place(Tier::Server, responder.pid()).map_err(anyhow::Error::msg)?;
-            self.responder = Some(responder);
+            self.running.responder = Some(responder);
         }
-        let responder = self.responder.as_ref().expect("started above");
+        let responder = self.running.responder.as_ref().expect("started above");
         let target = Target {
             addr: responder.addr(),
             pid: Some(responder.pid()),
@@ -62,8 +63,8 @@ impl Suite<'_> {
         let label = format!("ceiling http  {scenario}  c={concurrency}  round {}", round + 1);
         let at = WindowAt { label: &label, scenario, concurrency, round, slot: None, offer: None };
         let cell = self.http_cell(at, &target)?;
-        self.results.ceilings.http.push(cell);
-        self.save()
+        self.ledger.results.ceilings.http.push(cell);
+        self.ledger.save()
     }
 
     /// The database ceiling's window through `driver`: one client per pooled connection,
@@ -88,11 +89,11 @@ impl Suite<'_> {
         db_latency: Option<Duration>,
     ) -> anyhow::Result<()> {
         let name = DB_CEILING_DATABASE;
-        let direct = match &self.db_ceiling_url {
+        let direct = match &self.running.db_ceiling_url {
             Some(url) => url.clone(),
             None => {
-                let url = self.database.fresh(name)?;
-                self.db_ceiling_url = Some(url.clone());
+                let url = self.running.database.fresh(name)?;
+                self.running.db_ceiling_url = Some(url.clone());
                 url
             }
         };
@@ -109,7 +110,7 @@ impl Suite<'_> {
         let workers = self.options.client_workers.max(1).min(pool as usize);
         let per_thread_pool = pool.div_ceil(workers as u32);
         if scenario.writes() {
-            self.database.restore(name)?;
+            self.running.database.restore(name)?;
         }
         let relayed =
             db_latency.map_or(String::new(), |l| format!(" +{}", humantime::format_duration(l)));
@@ -119,14 +120,14 @@ impl Suite<'_> {
             beside_text.join(", "),
             round + 1
         );
-        let load = Arc::new(scenario.workload("ceiling"));
+        let load = Arc::new(bookstore_client::scenario::ScenarioLoad::new(scenario, "ceiling"));
         let live = Arc::new(LiveCounter::new(workers));
         let mut plan = self.options.plan(concurrency, &self.stop, &live);
         plan.workers = workers;
-        let mut sampler = CpuSampler::new(None, self.database.postgres_pid(), relay_pid);
-        self.database.reset_statements(name);
+        let mut sampler = CpuSampler::new(None, self.running.database.postgres_pid(), relay_pid);
+        self.running.database.reset_statements(name);
         let ticker = self.progress.running(label.clone(), live);
-        let started = self.started.elapsed().as_secs_f64();
+        let started = self.ledger.began.elapsed().as_secs_f64();
         let pool = ceiling::StorePool { url, per_thread: per_thread_pool };
         let report = ceiling::run(driver, &plan, pool, scenario, Arc::clone(&load), &mut sampler)
             .map_err(|e| {
@@ -141,9 +142,9 @@ impl Suite<'_> {
         for concurrency in beside {
             let mut cell = cell.clone();
             cell.beside_concurrency = Some(concurrency);
-            self.results.ceilings.db.push(cell);
+            self.ledger.results.ceilings.db.push(cell);
         }
-        self.save()
+        self.ledger.save()
     }
 
     /// The URL of the database ceiling's database through a relay adding `latency`, and
@@ -153,14 +154,16 @@ impl Suite<'_> {
         direct: &str,
         latency: Duration,
     ) -> anyhow::Result<(String, Option<u32>)> {
-        if let Some((_, url, pid)) = self.ceiling_relays.iter().find(|(l, _, _)| *l == latency) {
+        if let Some((_, url, pid)) =
+            self.running.ceiling_relays.iter().find(|(l, _, _)| *l == latency)
+        {
             return Ok((url.clone(), Some(*pid)));
         }
         let name = format!("ceiling.db{}", humantime::format_duration(latency)).replace(' ', "");
         let (url, pid) = self
             .start_relay(&name, direct, latency)
             .map_err(|e| anyhow::anyhow!("the database ceiling's relay: {e}"))?;
-        self.ceiling_relays.push((latency, url.clone(), pid));
+        self.running.ceiling_relays.push((latency, url.clone(), pid));
         Ok((url, Some(pid)))
     }
 
@@ -175,12 +178,13 @@ impl Suite<'_> {
         slot: Option<u64>,
         offer: Option<Offer>,
     ) -> anyhow::Result<()> {
-        let stack = self.prepared[prepared].clone();
-        if self.results.stacks[stack.index].status != StackStatus::Measured {
+        let stack = self.running.prepared[prepared].clone();
+        if self.ledger.results.stacks[stack.index].status != StackStatus::Measured {
             return Ok(()); // crashed in an earlier window
         }
-        let name = self.results.stacks[stack.index].name.clone();
-        if let Some(exit) = self.processes[prepared].as_mut().and_then(ServerProcess::exited) {
+        let name = self.ledger.results.stacks[stack.index].name.clone();
+        if let Some(exit) = self.running.servers[prepared].as_mut().and_then(ServerProcess::exited)
+        {
             return self.stack_failed(stack.index, StackStatus::Crashed, exit);
         }
         let load = match offer {
@@ -188,7 +192,7 @@ impl Suite<'_> {
             Some(offer) => format!("{:.0} req/s", offer.rate_rps),
         };
         let label = format!("{name}  {scenario}  {load}  round {}", round + 1);
-        let pid = self.processes[prepared].as_ref().map(ServerProcess::pid);
+        let pid = self.running.servers[prepared].as_ref().map(ServerProcess::pid);
         let target = Target {
             addr: stack.addr,
             pid,
@@ -201,7 +205,7 @@ impl Suite<'_> {
             None => None,
         };
         let mut cell = self.http_cell(at, &target)?;
-        cell.db_latency_us = self.results.stacks[stack.index].db_latency_us;
+        cell.db_latency_us = self.ledger.results.stacks[stack.index].db_latency_us;
         if let Some((connections, mut held)) = idle {
             let status = connections.close();
             held.dropped = status.dropped;
@@ -212,18 +216,18 @@ impl Suite<'_> {
             }
             cell.idle = Some(held);
         }
-        let exit = self.processes[prepared].as_mut().and_then(ServerProcess::exited);
+        let exit = self.running.servers[prepared].as_mut().and_then(ServerProcess::exited);
         if let Some(exit) = &exit {
             cell.warnings.push(Warning::from(WarningKind::ServerCrashed { detail: exit.clone() }));
         }
-        let stack_results = &mut self.results.stacks[stack.index];
+        let stack_results = &mut self.ledger.results.stacks[stack.index];
         match offer {
             None => stack_results.cells.push(cell),
             Some(_) => stack_results.equal_load.push(cell),
         }
         match exit {
             Some(exit) => self.stack_failed(stack.index, StackStatus::Crashed, exit),
-            None => self.save(),
+            None => self.ledger.save(),
         }
     }
 
@@ -238,16 +242,19 @@ impl Suite<'_> {
             shard::wait_until(shard.setup_start(slot, timing), &self.stop);
         }
         if let (true, true, Some(database)) = (coordinates, scenario.writes(), target.database) {
-            self.database.restore(database)?;
+            self.running.database.restore(database)?;
         }
-        let load = Arc::new(scenario.workload(&target.addr.to_string()));
+        let load = Arc::new(bookstore_client::scenario::ScenarioLoad::new(
+            scenario,
+            &target.addr.to_string(),
+        ));
         if let Some(pid) = target.pid {
             bookstore_client::procfs::reset_peak_rss(pid);
         }
         let waits = match (coordinates, target.database) {
             (true, Some(database)) => {
-                self.database.reset_statements(database);
-                self.backends.as_ref().map(|sampler| sampler.window(database))
+                self.running.database.reset_statements(database);
+                self.running.backends.as_ref().map(|sampler| sampler.window(database))
             }
             _ => None,
         };
@@ -267,10 +274,10 @@ impl Suite<'_> {
             plan.warmup /= 2;
             plan.duration = self.options.measurement.fixed_load_window();
         }
-        let postgres = target.database.and(self.database.postgres_pid());
+        let postgres = target.database.and(self.running.database.postgres_pid());
         let mut samplers = (CpuSampler::new(target.pid, postgres, target.relay_pid), waits);
         let ticker = self.progress.running(label.to_owned(), live);
-        let started = self.started.elapsed().as_secs_f64();
+        let started = self.ledger.began.elapsed().as_secs_f64();
         let workload: Arc<dyn engine::Workload> = load.clone();
         let report = engine::run_http(
             &plan,
@@ -327,7 +334,7 @@ impl Suite<'_> {
         cell.server_peak_rss_bytes = server_pid.and_then(bookstore_client::procfs::peak_rss_bytes);
         cell.server_threads = sampler.server_threads;
         if let Some((database, load)) = database {
-            cell.sql = self.database.statements(database).map(|stats| {
+            cell.sql = self.running.database.statements(database).map(|stats| {
                 let requests = cell.requests_total();
                 SqlStats {
                     statements_per_request: if requests > 0 {
@@ -345,7 +352,7 @@ impl Suite<'_> {
                 // A shard's acknowledgements are part of the whole: `loadgen merge` adds
                 // them up and judges rows = acknowledged.
                 let whole_load = self.options.shard.is_none();
-                let audit = self.database.audit(
+                let audit = self.running.database.audit(
                     database,
                     scenario,
                     acknowledged,

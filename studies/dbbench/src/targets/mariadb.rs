@@ -59,8 +59,8 @@ fn diesel_write_transaction<T>(
     diesel::Connection::transaction(conn, work)
 }
 
-super::sql_target!(Mariadb);
-super::json_rows_target!();
+super::shared::sql_target!(Mariadb);
+super::shared::json_rows_target!();
 
 /// The run's MariaDB database, on a throwaway server stopped (and deleted) with it.
 pub struct Mariadb {

@@ -1,10 +1,10 @@
-//! Opening the database a run asks for. Not in `targets/mod.rs`: the database modules
+//! Opening the database a run asks for. Not in `targets/shared.rs`: the database modules
 //! build on that one (the `Target` trait, the shared code), so it must not use them.
 
 use std::sync::Arc;
 
-use super::Target;
 use super::postgres::Postgres;
+use super::shared::Target;
 use crate::dimensions::Database;
 
 /// `database` opened for a run whose PostgreSQL database is at `postgres_url`, or why it is

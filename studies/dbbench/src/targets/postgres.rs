@@ -50,7 +50,7 @@ fn diesel_write_transaction<T>(
     diesel::Connection::transaction(conn, work)
 }
 
-super::sql_target!(Postgres);
+super::shared::sql_target!(Postgres);
 
 /// Inserts `rows` with sqlx by `strategy`.
 pub async fn insert_sqlx(

@@ -63,8 +63,8 @@ fn diesel_write_transaction<T>(
     conn.immediate_transaction(work)
 }
 
-super::sql_target!(Sqlite);
-super::json_rows_target!();
+super::shared::sql_target!(Sqlite);
+super::shared::json_rows_target!();
 
 /// The pragmas of [`CONNECTION_PRAGMAS`] on every connection diesel's pool opens.
 #[derive(Debug)]

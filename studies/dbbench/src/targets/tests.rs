@@ -1,6 +1,7 @@
 //! The JSON rows, without a server.
 
-use super::*;
+use super::shared::*;
+use crate::data::Item;
 
 #[test]
 fn json_rows_escape_what_json_needs() {

@@ -1,0 +1,55 @@
+//! The words and colours every section and export share: a rate, a share, a stack's
+//! colour, a comparison as the page prints it.
+
+use serde::Serialize;
+
+use crate::charts;
+use crate::dataset::Dataset;
+
+/// A rate as text: median, and the range over the rounds (when there is one).
+pub(crate) fn rate_text(summary: &bookstore_stats::Summary) -> String {
+    if summary.n > 1 && summary.min < summary.max {
+        format!("{:.0} ({:.0}–{:.0})", summary.median, summary.min, summary.max)
+    } else {
+        format!("{:.0}", summary.median)
+    }
+}
+
+/// A share as a percentage, without needless digits: 0.05 → "5", 0.9 → "90", 0.015 → "1.5".
+pub(crate) fn percent(share: f64) -> String {
+    let value = (share * 1000.0).round() / 10.0;
+    if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value}") }
+}
+
+/// The colour of `stack` (by its place in the list of stacks and variants).
+pub(crate) fn colour(dataset: &Dataset<'_>, stack: &str) -> String {
+    charts::series_colour(dataset.stacks.iter().position(|s| s == stack).unwrap_or(0))
+}
+
+/// A stack's name with its colour.
+#[derive(Debug, Serialize)]
+pub(crate) struct Chip {
+    pub(crate) stack: String,
+    pub(crate) colour: String,
+}
+
+impl Chip {
+    pub(crate) fn of(dataset: &Dataset<'_>, stack: &str) -> Self {
+        Self { stack: stack.to_owned(), colour: colour(dataset, stack) }
+    }
+}
+
+/// A comparison as the page shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct ComparisonText {
+    /// "1.23× [1.10–1.37]" or "not distinguishable (…)".
+    pub(crate) text: String,
+    /// `higher`, `lower` or `not_distinguishable`.
+    pub(crate) verdict: bookstore_stats::Verdict,
+}
+
+impl From<bookstore_stats::Comparison> for ComparisonText {
+    fn from(c: bookstore_stats::Comparison) -> Self {
+        Self { text: c.text(), verdict: c.verdict }
+    }
+}
