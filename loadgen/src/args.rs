@@ -370,8 +370,8 @@ pub(crate) struct HttpArgs {
     /// Find the URL's capacity under this latency objective, `pNN=DURATION` (repeatable,
     /// e.g. `--slo p99=10ms`): open-loop windows of -z (default 2s) on a rate ladder from
     /// --rate, or from half the closed-loop rate of a first window, printing each rung.
-    #[arg(long, value_parser = loadgen::capacity::Objective::parse, conflicts_with = "requests")]
-    pub(crate) slo: Vec<loadgen::capacity::Objective>,
+    #[arg(long, value_parser = bookstore_runner::http::capacity::Objective::parse, conflicts_with = "requests")]
+    pub(crate) slo: Vec<bookstore_runner::http::capacity::Objective>,
     /// With --slo: search this many times, for the capacity's interval.
     #[arg(long, default_value_t = 1, requires = "slo",
           value_parser = clap::value_parser!(u32).range(1..))]

@@ -2,11 +2,9 @@
 
 use bookstore_record::results::StackStatus;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bookstore_client::engine::{self, LoadPlan};
-use bookstore_record::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
 
 use crate::args::*;
 
@@ -173,7 +171,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
             (FaultsFormat::Md, true) => PathBuf::from("-"),
             _ => args.report.clone(),
         };
-        write_output(&output, &text)?;
+        bookstore_runner::console::write_output(&output, &text)?;
         return Ok(0);
     }
     let stacks = chosen_stacks(&args.stacks)?;
@@ -223,7 +221,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
     );
     let results = bookstore_runner::faults::run(&options, stop)?;
     let page = report::render(std::slice::from_ref(&results))?;
-    write_output(&args.report, &page)?;
+    bookstore_runner::console::write_output(&args.report, &page)?;
     eprint!("{}", report::markdown(std::slice::from_ref(&results)));
     let troubled = results.stacks.iter().any(|s| {
         s.failure.is_some()
@@ -302,7 +300,7 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
 
 pub(crate) fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::Result<()> {
     let page = bookstore_report::render(&read_all(results)?)?;
-    write_output(output, &page)
+    bookstore_runner::console::write_output(output, &page)
 }
 
 /// `loadgen report`: the page or an export of `args.results`.
@@ -322,23 +320,11 @@ pub(crate) fn export(args: &ReportArgs) -> anyhow::Result<()> {
         (None, ReportFormat::Html) => PathBuf::from(DEFAULT_PAGE),
         (None, _) => PathBuf::from("-"),
     };
-    write_output(&output, &text)
-}
-
-/// Writes `text` to `output` (its directory made), or to standard output for `-`.
-pub(crate) fn write_output(output: &std::path::Path, text: &str) -> anyhow::Result<()> {
-    if output == std::path::Path::new("-") {
-        use std::io::Write as _;
-        return Ok(std::io::stdout().lock().write_all(text.as_bytes())?);
-    }
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(output, text)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
+    bookstore_runner::console::write_output(&output, &text)
 }
 
 pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
+    use bookstore_runner::http::{HttpRun, RequestSpec, Target};
     if let Some(rate) = args.rate
         && !(rate.is_finite() && rate > 0.0)
     {
@@ -354,13 +340,13 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
                 ),
                 (None, None) => None,
             };
-            loadgen::http::Target::Request(loadgen::http::RequestSpec {
+            Target::Request(RequestSpec {
                 method: args.method.clone(),
                 headers: args.headers.clone(),
                 body,
             })
         }
-        Some(name) => loadgen::http::Target::Scenario(
+        Some(name) => Target::Scenario(
             bookstore_client::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?,
         ),
     };
@@ -368,7 +354,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
     let (warmup, duration) = match args.requests {
         Some(_) => (Duration::ZERO, args.duration.unwrap_or(HTTP_COUNTED_WINDOW_MAX)),
         None if !args.slo.is_empty() => {
-            (args.warmup, args.duration.unwrap_or(loadgen::capacity::DEFAULT_STEP))
+            (args.warmup, args.duration.unwrap_or(bookstore_runner::http::capacity::DEFAULT_STEP))
         }
         None => (args.warmup, args.duration.unwrap_or(HTTP_WINDOW)),
     };
@@ -385,215 +371,21 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         request_timeout: args.timeout,
         rate_rps: args.rate,
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
-        stop: Arc::clone(&stop),
+        stop,
         live: None,
         settle: None,
         requests: args.requests,
     };
-    if !args.slo.is_empty() {
-        return http_capacity(&args, &url, &target, &plan);
-    }
-    let cell = loadgen::http::measure(&url, &target, &plan, args.validate_every)?;
-    // With the JSON on standard output, the lines for people go to standard error.
-    let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
-    let say = |line: String| {
-        if json_to_stdout {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    };
-    say(format!(
-        "{} connections, {:.2} s{}: {:.0} req/s ({:.0} ok/s), errors {}{}, in flight {:.1}, client CPU {:.2} s",
-        plan.connections,
-        cell.window_seconds,
-        if cell.stopped_early { " (stopped early)" } else { "" },
-        cell.throughput_rps,
-        cell.goodput_rps,
-        cell.counts.errors,
-        if cell.unanswered > 0 {
-            format!(", unanswered {}", cell.unanswered)
-        } else {
-            String::new()
-        },
-        cell.mean_in_flight,
-        cell.cpu_seconds.client,
-    ));
-    if let Some(latency) = cell.ranked_histogram().map_err(anyhow::Error::msg)? {
-        let from =
-            if cell.open_loop.is_some() { "when each was due" } else { "when each was sent" };
-        say(format!("latency of {} answers, timed from {from}:", latency.len()));
-        for line in loadgen::http::latency_table(&latency) {
-            say(line);
-        }
-    }
-    if let Some(open) = &cell.open_loop {
-        let (lag_p50_us, lag_p99_us) = open.send_lag_us.map_or((0, 0), |l| (l.p50_us, l.p99_us));
-        say(format!(
-            "open loop, {} arrivals: {:.0} req/s offered, {} due in the window, answers {:.1}% of them; client send lag p50 {} µs, p99 {} µs; connections {} of at most {}{}",
-            open.arrivals.name(),
-            open.offered_rps,
-            open.due,
-            open.achieved_fraction * 100.0,
-            lag_p50_us,
-            lag_p99_us,
-            open.connections_peak,
-            open.connections_cap,
-            if open.cap_hit { " (the cap was hit: requests waited in the client)" } else { "" }
-        ));
-    }
-    if let Some(requests) = args.requests
-        && cell.counts.total() < requests
-        && !cell.stopped_early
-    {
-        say(format!(
-            "only {} of the {requests} requests were answered within {}: give -z more time",
-            cell.counts.total(),
-            humantime::format_duration(duration)
-        ));
-    }
-    for warning in &cell.warnings {
-        say(format!("warning: {}", warning.message));
-    }
-    if let Some(path) = args.json {
-        let document = serde_json::json!({
-            "schema": HTTP_CELL_SCHEMA,
-            "schema_version": SCHEMA_VERSION,
-            "url": url,
-            "throughput_rps": cell.throughput_rps,
-            "goodput_rps": cell.goodput_rps,
-            "latency_ok_us": cell.latency_ok_us,
-            "client_cpu_seconds": cell.cpu_seconds.client,
-            "client_workers": plan.workers,
-            "cell": cell,
-        });
-        let bytes = serde_json::to_vec_pretty(&document)?;
-        if json_to_stdout {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(&bytes)?;
-            stdout.write_all(b"\n")?;
-        } else {
-            std::fs::write(&path, bytes)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        }
-    }
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(bookstore_record::outcome::EXIT_INTERRUPTED);
-    }
-    let disqualified = bookstore_record::warnings::disqualification(&cell).is_some();
-    Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
+    bookstore_runner::http::run(&HttpRun {
+        url,
+        target,
+        plan,
+        validate_every: args.validate_every,
+        slo: args.slo,
+        repeat: args.repeat,
+        json: args.json,
+    })
 }
-
-/// `loadgen http URL --slo …`: the capacity search of each objective, `--repeat` times,
-/// each rung printed as it is measured.
-fn http_capacity(
-    args: &HttpArgs,
-    url: &str,
-    target: &loadgen::http::Target,
-    plan: &LoadPlan,
-) -> anyhow::Result<u8> {
-    use loadgen::capacity::{self, Capacity, Step};
-    let json_to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
-    let say = |line: String| {
-        if json_to_stdout {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    };
-    let label =
-        |us: Option<u64>| us.map_or("–".into(), |us| bookstore_record::latency_label(us as f64));
-    let first_rps = match plan.rate_rps {
-        Some(rate) => rate,
-        None => {
-            let probe = LoadPlan { rate_rps: None, ..plan.clone() };
-            let cell = loadgen::http::measure(url, target, &probe, args.validate_every)?;
-            say(format!(
-                "closed loop, {} connections: {:.0} ok/s; the ladder starts at half that",
-                plan.connections, cell.goodput_rps
-            ));
-            cell.goodput_rps / 2.0
-        }
-    };
-    let interrupted = || plan.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let mut documents = Vec::new();
-    for objective in &args.slo {
-        let mut searches = Vec::new();
-        for round in 1..=args.repeat {
-            say(format!("{}, search {round} of {}:", objective.label(), args.repeat));
-            say(format!(
-                "{:>10} {:>8} {:>8} {:>9} {:>9}  verdict",
-                "rate/s", "due", "in time", "p50", "at SLO"
-            ));
-            let found = capacity::search(first_rps, |rate| {
-                if interrupted() {
-                    anyhow::bail!("interrupted");
-                }
-                let window = LoadPlan { rate_rps: Some(rate), ..plan.clone() };
-                let cell = loadgen::http::measure(url, target, &window, args.validate_every)?;
-                let step = Step::judge(&cell, rate, *objective).map_err(anyhow::Error::msg)?;
-                say(format!(
-                    "{:>10.0} {:>8} {:>7.1}% {:>9} {:>9}  {}",
-                    step.rate_rps,
-                    step.due,
-                    step.in_time_share * 100.0,
-                    label(step.p50_us),
-                    label(step.at_objective_us),
-                    step.missed_because.as_deref().unwrap_or("met")
-                ));
-                Ok(step)
-            });
-            let found = match found {
-                Ok(found) => found,
-                Err(_) if interrupted() => return Ok(bookstore_record::outcome::EXIT_INTERRUPTED),
-                Err(error) => return Err(error),
-            };
-            say(match found.capacity {
-                Capacity::Met { rate_rps, .. } => {
-                    format!("capacity at {}: {rate_rps:.0} req/s", objective.label())
-                }
-                Capacity::NotMet { lowest_tried_rps } => format!(
-                    "objective {} not met at ≥ {lowest_tried_rps:.0} req/s (the lowest rate tried)",
-                    objective.label()
-                ),
-            });
-            searches.push(found);
-        }
-        let interval = capacity::interval(&searches);
-        if let Some((mean, low, high)) = interval {
-            say(format!(
-                "capacity at {} over {} searches: {mean:.0} req/s [{low:.0}–{high:.0}] (geometric mean, Student's 95% interval)",
-                objective.label(),
-                searches.len()
-            ));
-        }
-        documents.push(serde_json::json!({
-            "objective": objective,
-            "label": objective.label(),
-            "searches": searches,
-            "capacity_rps": interval.map(|i| i.0),
-            "capacity_low_rps": interval.map(|i| i.1),
-            "capacity_high_rps": interval.map(|i| i.2),
-        }));
-    }
-    if let Some(path) = &args.json {
-        let document = serde_json::json!({
-            "schema": HTTP_CAPACITY_SCHEMA,
-            "schema_version": 1,
-            "url": url,
-            "step_seconds": plan.duration.as_secs_f64(),
-            "connections_cap": plan.connections,
-            "objectives": documents,
-        });
-        let text = serde_json::to_string_pretty(&document)? + "\n";
-        write_output(path, &text)?;
-    }
-    Ok(0)
-}
-
-/// Identifies the document `loadgen http --slo … --json` writes.
-const HTTP_CAPACITY_SCHEMA: &str = "bookstore-bench/http-capacity";
 
 /// Descriptors beyond the idle connections themselves: the measured load's connections
 /// (at most the suite's 256), the pool's, the logs and the runtime's own.

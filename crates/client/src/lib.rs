@@ -6,6 +6,7 @@
 //! - [`validate`]: full contract checks of response bodies.
 //! - [`idle`]: idle keep-alive connections held open beside a measurement.
 //! - [`probe`]: one blocking request on a new connection, for readiness and contract checks.
+//! - [`raw`]: one request given by hand, sent over and over (`loadgen http URL`).
 //! - [`procfs`]: CPU time, memory and threads of processes, read from `/proc`.
 //!
 //! It depends on no other part of the load generator: the results record, the harness,
@@ -15,5 +16,6 @@ pub mod engine;
 pub mod idle;
 pub mod probe;
 pub mod procfs;
+pub mod raw;
 pub mod scenario;
 pub mod validate;

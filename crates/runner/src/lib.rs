@@ -5,7 +5,9 @@
 //!   or its own process fails, and what a client saw.
 //! - [`harness`]: the processes and databases a measurement needs — the parties' servers,
 //!   the throwaway cluster and its clones, the CPUs each tier runs on.
-//! - [`console`]: the progress bar, and Ctrl-C that stops after the current window.
+//! - [`http`]: `loadgen http`, one URL or one scenario, and its capacity search.
+//! - [`console`]: the progress bar, Ctrl-C that stops after the current window, and where a
+//!   command's text goes.
 //!
 //! What it measures is written as the documents of [`bookstore_record`]; how they read is
 //! [`bookstore_report`]'s business, never this crate's.
@@ -13,4 +15,5 @@
 pub mod console;
 pub mod faults;
 pub mod harness;
+pub mod http;
 pub mod suite;

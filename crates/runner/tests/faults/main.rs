@@ -64,7 +64,7 @@ fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
         client_workers: 2,
         tuning: bookstore_registry::Tuning { pool_max: 8, workers: 2, blocking_threads: 8 },
         bin_dir: bin_dir(),
-        workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
+        workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
         output,
         command_line: vec!["test".into()],
         front: None,

@@ -128,7 +128,7 @@ fn the_readme_axis_table_is_the_export_of_the_kept_factorial_study() {
 }
 
 fn workspace() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// The document holding the kept default run's verdicts as tables.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bookstore_client::scenario::Scenario;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn read(path: &str) -> String {
@@ -38,8 +38,8 @@ fn documents() -> Vec<String> {
 
 /// Every `…`-quoted repository path in `text` (starting with one of the top-level folders).
 fn paths(text: &str) -> Vec<String> {
-    const TOP: [&str; 7] =
-        ["crates/", "loadgen/", "scripts/", "docs/", "summary/", "docker/", ".ci/"];
+    const TOP: [&str; 8] =
+        ["crates/", "loadgen/", "studies/", "scripts/", "docs/", "summary/", "docker/", ".ci/"];
     text.split('`')
         .skip(1)
         .step_by(2)

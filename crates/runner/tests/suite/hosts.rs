@@ -144,7 +144,7 @@ fn across_network_namespaces_two_client_hosts_merge_into_their_sum_with_the_audi
     }
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/multihost.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/multihost.sh");
     let output = std::process::Command::new(&script)
         .arg("--bin-dir")
         .arg(bin_dir())

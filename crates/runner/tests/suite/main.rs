@@ -95,7 +95,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         client_workers: 2,
         validate_every: 10,
         bin_dir: bin_dir(),
-        workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
+        workspace: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
         output,
         database_url: None,
         db_provider: bookstore_fixture::Provider::from_env().unwrap(),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bookstore_client::engine::{self, ErrorKind, LoadPlan, LoadReport, Settle};
-use loadgen::http::{RawRequest, RequestSpec};
+use bookstore_client::raw::{RawRequest, RequestSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The engine's request timeout in these tests.

@@ -312,7 +312,7 @@ fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_ef
 fn tiny_study(name: &str) -> (RunResults, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts").join(name);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts").join(name);
     let output = std::process::Command::new(&script)
         .arg("--tiny")
         .env("BIN_DIR", bin_dir())
