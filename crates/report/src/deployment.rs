@@ -177,10 +177,6 @@ fn round_trip_seconds(dataset: &Dataset<'_>, us: u64) -> f64 {
     measured.unwrap_or(us as f64) / 1e6
 }
 
-fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
-    Summary::of(&values.collect::<Vec<_>>()).map(|s| s.median)
-}
-
 fn table(
     dataset: &Dataset<'_>,
     parties: &[Party],
@@ -219,8 +215,8 @@ fn table(
         .iter()
         .map(|party| {
             let windows = dataset.cell(&Target::Stack(party.name.clone()), scenario, concurrency);
-            let rate = median(windows.by_round(|c| Some(metric.of(c))).into_values());
-            let statements = median(
+            let rate = Summary::median_of(windows.by_round(|c| Some(metric.of(c))).into_values());
+            let statements = Summary::median_of(
                 windows.cells().filter_map(|c| Some(c.sql.as_ref()?.statements_per_request)),
             );
             let bound = match (party.db_latency_us, statements) {
@@ -239,10 +235,12 @@ fn table(
                 };
                 counts.entry(party.db_latency_us.unwrap_or(0)).or_default()[slot] += 1;
             }
-            let threads =
-                median(windows.cells().filter_map(|c| c.server_threads.map(|t| t as f64)));
-            let rss =
-                median(windows.cells().filter_map(|c| c.server_peak_rss_bytes.map(|b| b as f64)));
+            let threads = Summary::median_of(
+                windows.cells().filter_map(|c| c.server_threads.map(|t| t as f64)),
+            );
+            let rss = Summary::median_of(
+                windows.cells().filter_map(|c| c.server_peak_rss_bytes.map(|b| b as f64)),
+            );
             DeploymentRow {
                 latency: latency_text(party.db_latency_us),
                 pool: party.pool,

@@ -178,8 +178,10 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                 rows.push(Row {
                     load: "equal_load",
                     equal_load_rate: Some(rate.clone()),
-                    offered_rps_median: median(
-                        cells.by_round(|c| c.open_loop.as_ref().map(|o| o.offered_rps)),
+                    offered_rps_median: Summary::median_of(
+                        cells
+                            .by_round(|c| c.open_loop.as_ref().map(|o| o.offered_rps))
+                            .into_values(),
                     ),
                     // The ranked p99: client-limited windows left out, as on the page.
                     p99_us_median: member.summary.map(|s| s.median),
@@ -264,7 +266,9 @@ fn row(
     vs_first: Option<Comparison>,
 ) -> Row {
     let latency = |pick: fn(&bookstore_record::latency::LatencySummary) -> u64| {
-        median(cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)))
+        Summary::median_of(
+            cells.by_round(|c| c.ranked_latency().map(|l| pick(&l) as f64)).into_values(),
+        )
     };
     let rate =
         Summary::of(&cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>());
@@ -282,15 +286,11 @@ fn row(
         vs_first_high: vs_first.map(|c| c.high),
         standing,
         reason: member.disqualified.clone().or_else(|| member.not_ranked.clone()),
-        server_peak_rss_bytes_median: median(
-            cells.by_round(|c| c.server_peak_rss_bytes.map(|b| b as f64)),
+        server_peak_rss_bytes_median: Summary::median_of(
+            cells.by_round(|c| c.server_peak_rss_bytes.map(|b| b as f64)).into_values(),
         ),
         ..Row::blank(scenario, "", member.name.clone())
     }
-}
-
-fn median(by_round: std::collections::BTreeMap<super::dataset::RoundKey, f64>) -> Option<f64> {
-    Summary::of(&by_round.into_values().collect::<Vec<_>>()).map(|s| s.median)
 }
 
 /// Each member of `family` in ranking order (then the unranked), with its standing and its

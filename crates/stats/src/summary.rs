@@ -30,6 +30,11 @@ impl Summary {
         let mean = sorted.iter().sum::<f64>() / n as f64;
         Some(Self { n, median, min: sorted[0], max: sorted[n - 1], mean })
     }
+
+    /// The median of `samples`; `None` when there are none.
+    pub fn median_of(samples: impl IntoIterator<Item = f64>) -> Option<f64> {
+        Self::of(&samples.into_iter().collect::<Vec<_>>()).map(|s| s.median)
+    }
 }
 
 #[cfg(test)]
@@ -42,5 +47,7 @@ mod tests {
         assert_eq!((s.n, s.median, s.min, s.max, s.mean), (4, 11.5, 10.0, 13.0, 11.5));
         assert_eq!(Summary::of(&[5.0, 1.0, 3.0]).unwrap().median, 3.0);
         assert!(Summary::of(&[]).is_none());
+        assert_eq!(Summary::median_of([4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(Summary::median_of([]), None);
     }
 }

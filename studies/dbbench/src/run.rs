@@ -62,12 +62,7 @@ pub struct Options {
 /// swept dimension whose size is a multiple of `items.len()` (three parallelisms for three
 /// access styles would otherwise always put the same style first at the same parallelism).
 fn rotated<T: Copy>(items: &[T], round: usize) -> Vec<T> {
-    let mut items = items.to_vec();
-    if !items.is_empty() {
-        let len = items.len();
-        items.rotate_left((round + round / len) % len);
-    }
-    items
+    bookstore_stats::rotated_by(items, round + round / items.len().max(1))
 }
 
 /// A run in progress.

@@ -19,6 +19,7 @@
 
 use bookstore_client::scenario::Scenario;
 use bookstore_record::results::Schedule;
+use bookstore_stats::rotated_by;
 use std::time::Duration;
 
 use crate::suite::ceiling;
@@ -73,16 +74,6 @@ pub(crate) struct Offer {
 pub(crate) fn rotated<T: Clone>(items: &[T], turn: &mut usize) -> Vec<T> {
     let order = rotated_by(items, *turn);
     *turn += 1;
-    order
-}
-
-/// `items` rotated left by `by` (modulo their number).
-pub(crate) fn rotated_by<T: Clone>(items: &[T], by: usize) -> Vec<T> {
-    let mut order = items.to_vec();
-    if !order.is_empty() {
-        let len = order.len();
-        order.rotate_left(by % len);
-    }
     order
 }
 

@@ -2,11 +2,12 @@
 //! compared round by round ([`Keyed`]) for the job and for the seed insert apart; [`Batch`]
 //! is what `templates/batch.html` writes.
 
+use bookstore_stats::Summary;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::format::{Keyed, Leaders, Rounds, access_label, count, databases_of, median};
+use super::format::{Keyed, Leaders, Rounds, access_label, count, databases_of};
 use crate::dimensions::Database;
 use crate::measure::Access;
 use crate::results::{BatchCell, DbBenchResults};
@@ -173,7 +174,7 @@ fn style_cell(
     }
     let time = |seconds: fn(&BatchCell) -> f64| {
         let rounds: Rounds = mine.iter().map(|c| (c.round, seconds(c))).collect();
-        median(&rounds).unwrap_or(0.0)
+        Summary::median_of(rounds.values().copied()).unwrap_or(0.0)
     };
     Some(StyleCell {
         wrong_output: mine

@@ -6,7 +6,7 @@ use bookstore_report::charts::{self, BarChart, BarValue};
 use bookstore_stats::{Samples, Summary, judge_one};
 use serde::Serialize;
 
-use super::format::{Keyed, Rounds, comparison, count, databases_of, library_colour, median};
+use super::format::{Keyed, Rounds, comparison, count, databases_of, library_colour};
 use super::format::{rate, rate_range, values};
 use crate::dimensions::{Database, Library, Strategy};
 use crate::results::{BulkCell, DbBenchResults};
@@ -182,8 +182,10 @@ fn database_context(
                     Some(SizeCell {
                         text: format!(
                             "{} ({:.2})",
-                            rate(median(&measured.rates).unwrap_or(0.0)),
-                            median(&measured.seconds).unwrap_or(0.0)
+                            rate(
+                                Summary::median_of(measured.rates.values().copied()).unwrap_or(0.0)
+                            ),
+                            Summary::median_of(measured.seconds.values().copied()).unwrap_or(0.0)
                         ),
                         best: libraries.best() == Some(library),
                         failure: measured.failure,
@@ -217,11 +219,17 @@ fn database_context(
                 b: &values(&fastest.rates),
             });
             let finding = SlowestFastest {
-                slowest_seconds: format!("{:.2}", median(&slowest.seconds).unwrap_or(0.0)),
+                slowest_seconds: format!(
+                    "{:.2}",
+                    Summary::median_of(slowest.seconds.values().copied()).unwrap_or(0.0)
+                ),
                 slowest_library: slow_library.name(),
                 fastest_strategy: spaced(strategy),
                 fastest_library: library.name(),
-                fastest_seconds: format!("{:.2}", median(&fastest.seconds).unwrap_or(0.0)),
+                fastest_seconds: format!(
+                    "{:.2}",
+                    Summary::median_of(fastest.seconds.values().copied()).unwrap_or(0.0)
+                ),
                 fastest_vs_slowest: comparison(judged),
                 all_verified: cells.iter().all(|c| c.verified),
             };
@@ -229,7 +237,9 @@ fn database_context(
                 database: database.label(),
                 strategy: spaced(strategy),
                 library: library.name(),
-                rows_per_second: rate(median(&fastest.rates).unwrap_or(0.0)),
+                rows_per_second: rate(
+                    Summary::median_of(fastest.rates.values().copied()).unwrap_or(0.0),
+                ),
             };
             (Some(finding), Some(best))
         }
@@ -248,7 +258,9 @@ fn database_context(
 
 /// Which of two measurements has the higher median rows/s.
 fn rate_order(a: &Measured, b: &Measured) -> std::cmp::Ordering {
-    median(&a.rates).unwrap_or(0.0).total_cmp(&median(&b.rates).unwrap_or(0.0))
+    Summary::median_of(a.rates.values().copied())
+        .unwrap_or(0.0)
+        .total_cmp(&Summary::median_of(b.rates.values().copied()).unwrap_or(0.0))
 }
 
 /// The strategies `database` does not have, grouped by why.

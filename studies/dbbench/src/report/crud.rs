@@ -10,7 +10,7 @@ use bookstore_stats::{Samples, Summary, judge, judge_one};
 use serde::Serialize;
 
 use super::format::{Keyed, Rounds, access_colour, access_label, access_series, comparison};
-use super::format::{median, op_label, rate, rate_range, values};
+use super::format::{op_label, rate, rate_range, values};
 use crate::crud::Op;
 use crate::measure::Access;
 use crate::results::DbBenchResults;
@@ -122,11 +122,15 @@ fn style_group(styles: &BTreeMap<Access, Style>) -> Keyed<Access> {
     )
 }
 
-/// The configuration with the highest median, and its rounds.
+/// The configuration with the highest and its rounds.
 type Best = ((u32, usize), Rounds);
 
 fn highest<'a>(candidates: impl Iterator<Item = &'a Best>) -> Option<&'a Best> {
-    candidates.max_by(|a, b| median(&a.1).unwrap_or(0.0).total_cmp(&median(&b.1).unwrap_or(0.0)))
+    candidates.max_by(|a, b| {
+        Summary::median_of(a.1.values().copied())
+            .unwrap_or(0.0)
+            .total_cmp(&Summary::median_of(b.1.values().copied()).unwrap_or(0.0))
+    })
 }
 
 /// A style's best configuration by median ops/s (configurations with errors excluded).
@@ -205,7 +209,10 @@ fn best_rows(results: &DbBenchResults, variants: &[(Op, bool)]) -> Vec<BestRow> 
         .zip(&bests)
         .zip(judged)
         .map(|((&(op, index), of), judged)| {
-            let top = of.values().filter_map(|(_, r)| median(r)).fold(0.0, f64::max);
+            let top = of
+                .values()
+                .filter_map(|(_, r)| Summary::median_of(r.values().copied()))
+                .fold(0.0, f64::max);
             BestRow {
                 operation: op_label(op, index),
                 styles: Access::ALL
@@ -214,7 +221,7 @@ fn best_rows(results: &DbBenchResults, variants: &[(Op, bool)]) -> Vec<BestRow> 
                         let ((pool, workers), rounds) = of.get(a)?;
                         Some(Measure {
                             text: format!("{} ({pool}, {workers})", rate_range(rounds)),
-                            best: median(rounds) == Some(top),
+                            best: Summary::median_of(rounds.values().copied()) == Some(top),
                         })
                     })
                     .collect(),
@@ -235,8 +242,8 @@ fn join_index(results: &DbBenchResults) -> Option<JoinIndex> {
     let (with, without) = (best_of(true)?, best_of(false)?);
     let judged = judge_one(Samples::Unpaired { a: &values(&without.1), b: &values(&with.1) });
     Some(JoinIndex {
-        with_index: rate(median(&with.1).unwrap_or(0.0)),
-        without_index: rate(median(&without.1).unwrap_or(0.0)),
+        with_index: rate(Summary::median_of(with.1.values().copied()).unwrap_or(0.0)),
+        without_index: rate(Summary::median_of(without.1.values().copied()).unwrap_or(0.0)),
         with_vs_without: comparison(judged),
     })
 }
@@ -298,7 +305,7 @@ fn operation_table(results: &DbBenchResults, op: Op, index: bool) -> OperationTa
                         measure: Measure {
                             text: format!(
                                 "{} · {}",
-                                rate(median(&rounds).unwrap_or(0.0)),
+                                rate(Summary::median_of(rounds.values().copied()).unwrap_or(0.0)),
                                 bookstore_record::latency_label(
                                     Summary::of(&p99s).map_or(0.0, |s| s.median)
                                 )

@@ -14,11 +14,6 @@ use crate::measure::Access;
 /// Values of one cell, by round.
 pub(super) type Rounds = BTreeMap<u32, f64>;
 
-/// The median of `rounds`.
-pub(super) fn median(rounds: &Rounds) -> Option<f64> {
-    Summary::of(&values(rounds)).map(|s| s.median)
-}
-
 /// The values of `rounds`, in round order.
 pub(super) fn values(rounds: &Rounds) -> Vec<f64> {
     rounds.values().copied().collect()

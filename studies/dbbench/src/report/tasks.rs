@@ -2,9 +2,10 @@
 //! variants measured side by side ([`Keyed`]); [`Tasks`] is what `templates/tasks.html`
 //! writes.
 
+use bookstore_stats::Summary;
 use serde::Serialize;
 
-use super::format::{Keyed, Rounds, comparison, count, median, rate, rate_range};
+use super::format::{Keyed, Rounds, comparison, count, rate, rate_range};
 use crate::results::{DbBenchResults, TasksCell};
 use crate::tasks::Variant;
 
@@ -66,7 +67,8 @@ pub(super) fn context(results: &DbBenchResults) -> Tasks {
     };
     let wall =
         |variant: Variant| -> Rounds { of(variant).iter().map(|t| (t.round, t.wall_ms)).collect() };
-    let median_wall = |variant: Variant| rate(median(&wall(variant)).unwrap_or(0.0));
+    let median_wall =
+        |variant: Variant| rate(Summary::median_of(wall(variant).values().copied()).unwrap_or(0.0));
     let most_waiting =
         |cells: &[&TasksCell]| cells.iter().map(|t| t.max_concurrency).max().unwrap_or(0);
     // How many times faster the second did the same work, round by round (as rates).
