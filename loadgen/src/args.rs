@@ -194,22 +194,21 @@ pub(crate) struct ReportArgs {
     /// requests), or (`md-axes`) only the effects of a grid of composed stacks' axes; one row per
     /// cell as CSV or JSON (units in the column names; see crates/record/RESULTS.md,
     /// "Exports"); or the suite's closing summary as text.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
-    pub(crate) format: ReportFormat,
+    #[arg(long, default_value = "html", value_parser = format_names())]
+    pub(crate) format: bookstore_report::Format,
     /// Where to write it; `-` for standard output [default: summary/five-stack-summary.html
     /// for html, standard output for the others].
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ReportFormat {
-    Html,
-    Md,
-    MdAxes,
-    Csv,
-    Json,
-    Text,
+/// The report's formats by name ([`bookstore_report::Format::ALL`]), as clap lists them.
+fn format_names() -> impl clap::builder::TypedValueParser<Value = bookstore_report::Format> {
+    let names = bookstore_report::Format::ALL.map(|f| f.name());
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).map(|name: String| {
+        bookstore_report::Format::parse(&name).expect("one of the names listed")
+    })
 }
 
 #[derive(clap::Args)]
@@ -398,3 +397,41 @@ pub(crate) fn cpus() -> usize {
 
 /// Where `loadgen suite` and `loadgen report` write the HTML summary.
 pub(crate) const DEFAULT_PAGE: &str = "summary/five-stack-summary.html";
+
+#[derive(clap::Args)]
+pub(crate) struct StudyArgs {
+    /// The study (`--list` names them).
+    #[arg(required_unless_present = "list")]
+    pub(crate) name: Option<String>,
+    /// Name the studies, each with what it asks, and stop.
+    #[arg(long)]
+    pub(crate) list: bool,
+    /// The seconds-long version of the study, with its shape (for the tests).
+    #[arg(long)]
+    pub(crate) tiny: bool,
+    /// Runs of each design of a study of several, alternated.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub(crate) runs: u32,
+    /// A design of its own, `NAME='FLAGS'` (suite flags; empty for the defaults): the
+    /// `alternation` study's, or one more for any other.
+    #[arg(long = "design", value_name = "NAME=FLAGS")]
+    pub(crate) designs: Vec<String>,
+    /// Print the `-p PACKAGE` flags of the binaries the study needs beyond the suite's (its
+    /// composed stacks'), for `scripts/study.sh`, and stop.
+    #[arg(long)]
+    pub(crate) packages: bool,
+    /// The results file of a study of one design [default: summary/results/<UTC
+    /// time>-NAME-study.json].
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Its page [default: summary/NAME-study.html].
+    #[arg(long)]
+    pub(crate) report: Option<PathBuf>,
+    /// Where the release binaries are.
+    #[arg(long, default_value = "target/release")]
+    pub(crate) bin_dir: PathBuf,
+    /// `loadgen suite` flags for every run, after `--` (they follow the study's own, so they
+    /// win where a flag takes one value).
+    #[arg(last = true)]
+    pub(crate) suite: Vec<String>,
+}

@@ -305,20 +305,11 @@ pub(crate) fn report(results: &[PathBuf], output: &std::path::Path) -> anyhow::R
 
 /// `loadgen report`: the page or an export of `args.results`.
 pub(crate) fn export(args: &ReportArgs) -> anyhow::Result<()> {
-    use bookstore_report::export;
-    let runs = read_all(&args.results)?;
-    let text = match args.format {
-        ReportFormat::Html => bookstore_report::render(&runs)?,
-        ReportFormat::Md => export::markdown(&runs),
-        ReportFormat::MdAxes => export::markdown_axes(&export::rows(&runs)),
-        ReportFormat::Csv => export::csv(&export::rows(&runs))?,
-        ReportFormat::Json => export::json(&export::rows(&runs))?,
-        ReportFormat::Text => bookstore_report::terminal::summary(&runs),
-    };
-    let output = match (&args.output, args.format) {
-        (Some(path), _) => path.clone(),
-        (None, ReportFormat::Html) => PathBuf::from(DEFAULT_PAGE),
-        (None, _) => PathBuf::from("-"),
+    let text = args.format.render(&read_all(&args.results)?)?;
+    let output = match &args.output {
+        Some(path) => path.clone(),
+        None if args.format.is_page() => PathBuf::from(DEFAULT_PAGE),
+        None => PathBuf::from("-"),
     };
     bookstore_runner::console::write_output(&output, &text)
 }

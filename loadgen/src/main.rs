@@ -2,6 +2,7 @@
 
 mod args;
 mod commands;
+mod study;
 
 use std::process::ExitCode;
 
@@ -12,7 +13,8 @@ use commands::*;
 
 /// The bookstore benchmark's load generator.
 #[derive(Parser)]
-#[command(name = "loadgen", version)]
+// A flag given twice takes its last value: a study's flags, then the caller's after `--`.
+#[command(name = "loadgen", version, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,6 +41,9 @@ enum Command {
     /// and a write audit after each; `--soak` runs a long mixed load instead, watching
     /// memory, descriptors and threads. Writes the results and the reliability page.
     Faults(Box<FaultsArgs>),
+    /// Run a study: a declared plan of suite runs (`loadgen study --list` names them), one
+    /// design, or several alternated run by run; arguments after `--` go to every run.
+    Study(StudyArgs),
     /// Print the shell completion script for SHELL, e.g.
     /// `loadgen completions bash > ~/.local/share/bash-completion/completions/loadgen`.
     Completions {
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge(&args).map(|()| 0),
         Command::Http(args) => http(*args),
         Command::Faults(args) => faults(*args),
+        Command::Study(args) => run_study(&args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
             Ok(0)
@@ -99,6 +105,95 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `loadgen study`: each design's flags parsed as `loadgen suite`'s, then run as it runs.
+fn run_study(args: &StudyArgs) -> anyhow::Result<u8> {
+    if args.list {
+        for study in study::STUDIES {
+            println!("{:<12} {}", study.name, study.about);
+        }
+        return Ok(0);
+    }
+    let name = args.name.as_deref().expect("clap requires a name without --list");
+    let found = study::find(name).map_err(anyhow::Error::msg)?;
+    let scale = if args.tiny { study::Scale::Tiny } else { study::Scale::Full };
+    let mut plan = (found.plan)(scale);
+    for design in &args.designs {
+        let (name, flags) = design.split_once('=').ok_or_else(|| {
+            anyhow::anyhow!("--design {design:?}: expected NAME='FLAGS' (FLAGS may be empty)")
+        })?;
+        plan.designs.push(study::Design {
+            name: name.to_owned(),
+            flags: flags.split_whitespace().map(str::to_owned).collect(),
+        });
+    }
+    if args.packages {
+        if plan.composed {
+            let binaries =
+                bookstore_registry::stacks::FRAMEWORKS.map(|f| format!("-p {}", f.binary));
+            println!("{}", binaries.join(" "));
+        }
+        return Ok(0);
+    }
+    anyhow::ensure!(
+        !plan.designs.is_empty(),
+        "study {name}: no design; give --design NAME='FLAGS'"
+    );
+    let single = plan.designs.len() == 1 && plan.designs[0].name.is_empty();
+    anyhow::ensure!(
+        single || (args.output.is_none() && args.report.is_none()),
+        "--output and --report name the one run of a study of one design; {name} runs several"
+    );
+    let runs = if single { 1 } else { args.runs };
+    let stamp = bookstore_record::environment::file_stamp();
+    let mut kept = Vec::new();
+    for run in 1..=runs {
+        for design in &plan.designs {
+            let mut files = study::files(&stamp, name, &design.name, run);
+            files.results = args.output.clone().unwrap_or(files.results);
+            files.page = args.report.clone().unwrap_or(files.page);
+            let mut argv: Vec<std::ffi::OsString> =
+                ["loadgen", "suite", "--bin-dir"].map(Into::into).into();
+            argv.push(args.bin_dir.clone().into());
+            argv.extend(design.flags.iter().chain(&args.suite).map(Into::into));
+            argv.extend([
+                "--output".into(),
+                files.results.clone().into(),
+                "--report".into(),
+                files.page.clone().into(),
+            ]);
+            let what = if design.name.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{name}, {} run {run}", design.name)
+            };
+            eprintln!("loadgen study: {what}: {}", files.results.display());
+            let Command::Suite(suite_args) = Cli::try_parse_from(argv)?.command else {
+                unreachable!("parsed as `loadgen suite`")
+            };
+            let started = std::time::Instant::now();
+            let code = suite(*suite_args)?;
+            eprintln!(
+                "loadgen study: {what}: {:.0} s, exit status {code}",
+                started.elapsed().as_secs_f64()
+            );
+            // A disqualified cell is one of the study's findings; anything else ends it.
+            if code != 0 && code != bookstore_record::outcome::EXIT_DISQUALIFIED {
+                return Ok(code);
+            }
+            kept.push(files.results);
+        }
+    }
+    let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+    eprintln!("loadgen study: kept {}", kept.join(" "));
+    if !single {
+        eprintln!(
+            "loadgen study: their noise, design by design: scripts/noise-study.py {}",
+            kept.join(" ")
+        );
+    }
+    Ok(0)
 }
 
 #[cfg(test)]
@@ -133,6 +228,36 @@ mod tests {
             assert_eq!((tuning.workers, servers.client_workers()), (1, 1));
             assert_eq!(tuning.blocking_threads, 8, "the pool's size by default");
             assert_eq!(servers.bin_dir, PathBuf::from("target/release"));
+        }
+    }
+
+    #[test]
+    fn a_flag_given_twice_takes_its_last_value_as_a_study_s_caller_expects() {
+        let argv =
+            ["loadgen", "suite", "--rounds", "3", "--stacks", "axum-serde-sqlx", "--rounds", "4"];
+        let Command::Suite(suite) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not suite")
+        };
+        assert_eq!(suite.measurement.rounds, 4);
+    }
+
+    #[test]
+    fn every_study_parses_as_a_suite_at_both_scales() {
+        for found in study::STUDIES {
+            for scale in [study::Scale::Full, study::Scale::Tiny] {
+                for design in (found.plan)(scale).designs {
+                    let argv =
+                        ["loadgen", "suite"].map(String::from).into_iter().chain(design.flags);
+                    let parsed = Cli::try_parse_from(argv);
+                    assert!(
+                        parsed.is_ok(),
+                        "{} {scale:?} {}: {}",
+                        found.name,
+                        design.name,
+                        parsed.err().map(|e| e.to_string()).unwrap_or_default()
+                    );
+                }
+            }
         }
     }
 }

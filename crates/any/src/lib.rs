@@ -6,7 +6,7 @@
 //! server ([`serve`], one monomorphic function each) and picks one at start-up from
 //! `--serializer` and `--access` ([`pick`]); after that, a request meets exactly the code a
 //! preset with the same three parts runs — no trait object, no branch on the choice. The
-//! stack's name, port and tags come from the registry (`bookstore_app::stacks::composed`).
+//! stack's name, port and tags come from the registry (`bookstore_registry::stacks::composed`).
 //!
 //! ```text
 //! cargo run --release -p axum-any -- --serializer sonic-rs --access diesel-async \

@@ -30,18 +30,18 @@ macro_rules! check_stack {
             let tags = $stack.tags;
             assert!(
                 $crate::support::same_str(tags.framework, $framework),
-                "the registry (bookstore_app::for_each_stack!) names another framework for this stack"
+                "the registry (bookstore_registry::for_each_stack!) names another framework for this stack"
             );
             assert!(
                 $crate::support::same_str(tags.serializer, <$codec as $crate::support::Codec>::NAME),
-                "the registry (bookstore_app::for_each_stack!) names another serializer for this stack"
+                "the registry (bookstore_registry::for_each_stack!) names another serializer for this stack"
             );
             assert!(
                 $crate::support::same_str(
                     tags.access,
                     <$store as $crate::support::Store>::ACCESS
                 ),
-                "the registry (bookstore_app::for_each_stack!) names another access for this stack"
+                "the registry (bookstore_registry::for_each_stack!) names another access for this stack"
             );
         };
     };

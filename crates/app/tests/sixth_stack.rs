@@ -121,7 +121,7 @@ fn a_sixth_stack_is_its_crate_and_two_lines() {
 
     // One line of the registry.
     edit(
-        &root.join("crates/app/src/stacks.rs"),
+        &root.join("crates/registry/src/stacks.rs"),
         "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", \"sonic-rs\", \"sqlx\"),\n",
         "            (HYPER_SONIC_SQLX, hyper_sonic_sqlx, \"hyper-sonic-sqlx\", 8085, \"hyper\", \"sonic-rs\", \"sqlx\"),\n            (AXUM_SIMD_SQLX, axum_simd_sqlx, \"axum-simd-sqlx\", 8086, \"axum\", \"simd-json\", \"sqlx\"),\n",
     );

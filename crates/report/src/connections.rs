@@ -1,5 +1,5 @@
 //! Section 6b, for a run whose parties hold idle connections (`--idle-connections`,
-//! `scripts/connections-study.sh`): what each idle keep-alive connection costs a stack in
+//! `loadgen study connections`): what each idle keep-alive connection costs a stack in
 //! memory, and whether the measured load's rate and tail survive them.
 //!
 //! A stack's memory per connection is the slope of its server's peak RSS over the idle

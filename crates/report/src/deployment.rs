@@ -1,5 +1,5 @@
 //! Section 6a, for a run whose parties differ in the database's distance or their pool
-//! (`scripts/deployment-study.sh`): which access style wins at each added round trip and
+//! (`loadgen study deployment`): which access style wins at each added round trip and
 //! pool size, where the pool bounds the rate, and what each style pays in threads and
 //! memory for it.
 //!

@@ -1,4 +1,4 @@
-//! Section 6c, for a run that measured a grid of composed stacks (`scripts/factorial-study.sh`:
+//! Section 6c, for a run that measured a grid of composed stacks (`loadgen study factorial`:
 //! every framework × serializer × access triple in the same rounds): what each axis costs
 //! on its own, and whether the presets run as their triples do.
 //!

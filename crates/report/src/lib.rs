@@ -22,6 +22,7 @@ mod efficiency;
 mod equal_load;
 pub mod export;
 mod factorial;
+pub mod format;
 mod headline;
 mod integrity;
 mod method;
@@ -34,4 +35,5 @@ pub mod terminal;
 mod text;
 mod verdicts;
 
+pub use format::Format;
 pub use summary::render;

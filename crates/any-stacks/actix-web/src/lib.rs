@@ -1,5 +1,5 @@
 //! `actix-web-any`: any serializer and database access on actix-web — the composed stacks
-//! `actix-web+<serializer>+<access>` (`bookstore_app::stacks::composed`).
+//! `actix-web+<serializer>+<access>` (`bookstore_registry::stacks::composed`).
 //!
 //! ```text
 //! cargo run --release -p actix-web-any -- --serializer simd-json --access diesel-async \

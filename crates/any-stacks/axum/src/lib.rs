@@ -1,5 +1,5 @@
 //! `axum-any`: any serializer and database access on axum — the composed stacks
-//! `axum+<serializer>+<access>` (`bookstore_app::stacks::composed`).
+//! `axum+<serializer>+<access>` (`bookstore_registry::stacks::composed`).
 //!
 //! ```text
 //! cargo run --release -p axum-any -- --serializer sonic-rs --access diesel-async \

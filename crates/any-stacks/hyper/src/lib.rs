@@ -1,5 +1,5 @@
 //! `hyper-any`: any serializer and database access on bare hyper — the composed stacks
-//! `hyper+<serializer>+<access>` (`bookstore_app::stacks::composed`).
+//! `hyper+<serializer>+<access>` (`bookstore_registry::stacks::composed`).
 //!
 //! ```text
 //! cargo run --release -p hyper-any -- --serializer serde_json --access diesel \

@@ -1,0 +1,382 @@
+//! `loadgen study NAME`: the studies, each a declared plan of `loadgen suite` runs — the
+//! parties, scenarios, rounds and flags that make it — run by the same suite as the default
+//! run. A study of one design runs once; a study of several runs them in turn, `--runs`
+//! times, so that the hour's drift falls on every design alike (docs/method.md, "Where the
+//! noise lives").
+//!
+//! Adding a study is one entry of [`STUDIES`] and its plan: a function from the scale
+//! (`--tiny`, a seconds-long version the tests run) to the designs' flags.
+
+use std::path::PathBuf;
+
+/// A study: its name on the command line, what it asks, and its plan.
+#[derive(Debug)]
+pub(crate) struct Study {
+    pub(crate) name: &'static str,
+    pub(crate) about: &'static str,
+    pub(crate) plan: fn(Scale) -> Plan,
+}
+
+/// How large a study runs: as declared, or `--tiny`, a seconds-long version with the same
+/// shape for the tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scale {
+    Full,
+    Tiny,
+}
+
+/// What a study runs: its designs, each a set of suite flags, in turn.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub(crate) designs: Vec<Design>,
+    /// The composed stacks' binaries are needed (`scripts/study.sh` builds them).
+    pub(crate) composed: bool,
+}
+
+/// One design: a name (empty for a study of one design) and its `loadgen suite` flags.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Design {
+    pub(crate) name: String,
+    pub(crate) flags: Vec<String>,
+}
+
+impl Plan {
+    fn one(flags: Vec<String>) -> Self {
+        Self { designs: vec![Design { name: String::new(), flags }], composed: false }
+    }
+
+    fn alternated(designs: &[(&str, Vec<String>)]) -> Self {
+        let designs = designs
+            .iter()
+            .map(|(name, flags)| Design { name: (*name).to_owned(), flags: flags.clone() })
+            .collect();
+        Self { designs, composed: false }
+    }
+}
+
+/// Every study, in the order `loadgen study --list` prints them.
+pub(crate) const STUDIES: &[Study] = &[
+    Study {
+        name: "factorial",
+        about: "every framework × serializer × access triple and the presets in the same shuffled rounds: each axis's cost on its own",
+        plan: factorial,
+    },
+    Study {
+        name: "capacity",
+        about: "each preset's capacity at a latency objective (p99 ≤ 10 ms): a rate ladder after the closed loop",
+        plan: capacity,
+    },
+    Study {
+        name: "connections",
+        about: "each preset with idle keep-alive connections held open beside the load: memory per connection, and the load beside them",
+        plan: connections,
+    },
+    Study {
+        name: "deployment",
+        about: "async sqlx against blocking diesel at several pool sizes, blocking threads and database round trips",
+        plan: deployment,
+    },
+    Study {
+        name: "schedule",
+        about: "a round's windows rotated as one list against grouped by concurrency, alternated run by run",
+        plan: schedule,
+    },
+    Study {
+        name: "alternation",
+        about: "designs given with --design NAME='FLAGS', alternated run by run (e.g. two window lengths)",
+        plan: alternation,
+    },
+    Study {
+        name: "sequential",
+        about: "the default budgeted design against five fixed rounds of 0.5 s windows, alternated run by run",
+        plan: sequential,
+    },
+];
+
+/// The study called `name`, or what the names are.
+pub(crate) fn find(name: &str) -> Result<&'static Study, String> {
+    STUDIES.iter().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<&str> = STUDIES.iter().map(|s| s.name).collect();
+        format!("unknown study {name:?}; the studies: {}", names.join(", "))
+    })
+}
+
+fn flags(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| (*w).to_owned()).collect()
+}
+
+/// The presets, comma-separated.
+fn presets() -> String {
+    bookstore_registry::stacks::names().join(",")
+}
+
+fn factorial(scale: Scale) -> Plan {
+    use bookstore_registry::stacks::{ACCESSES, FRAMEWORKS, SERIALIZERS};
+    let tiny = scale == Scale::Tiny;
+    let frameworks: Vec<&str> =
+        if tiny { vec!["axum", "hyper"] } else { FRAMEWORKS.iter().map(|f| f.tag).collect() };
+    let serializers: Vec<&str> =
+        if tiny { vec!["serde_json", "sonic-rs"] } else { SERIALIZERS.to_vec() };
+    let accesses: Vec<&str> = if tiny {
+        vec!["diesel", "diesel-async"]
+    } else {
+        ACCESSES.iter().map(|a| a.tag).collect()
+    };
+    let mut stacks = Vec::new();
+    for framework in &frameworks {
+        for serializer in &serializers {
+            for access in &accesses {
+                stacks.push(format!("{framework}+{serializer}+{access}"));
+            }
+        }
+    }
+    stacks.push(if tiny { "axum-serde-diesel".to_owned() } else { presets() });
+    let (scenarios, concurrency, rounds, duration, warmup) = if tiny {
+        ("bookById,checkoutCreate", "8", "2", "200ms", "50ms")
+    } else {
+        ("smallJson,largeJson,bookById,bookList500,checkoutCreate", "128", "8", "500ms", "200ms")
+    };
+    let mut flags = flags(&["--stacks", &stacks.join(","), "--schedule", "shuffled"]);
+    flags.extend(fixed(scenarios, concurrency, rounds, duration, warmup));
+    flags.extend(self::flags(&["--no-equal-load", "--no-ceilings", "--no-twin"]));
+    Plan { composed: true, ..Plan::one(flags) }
+}
+
+fn capacity(scale: Scale) -> Plan {
+    let mut flags = match scale {
+        Scale::Full => {
+            let mut flags = flags(&["--stacks", &presets()]);
+            flags.extend(fixed(
+                "health,bookById,bookList,bookSearch,aggregateReport,checkoutCreate",
+                "128",
+                "3",
+                "500ms",
+                "200ms",
+            ));
+            flags.extend(self::flags(&["--fixed-load-duration", "500ms"]));
+            flags
+        }
+        Scale::Tiny => {
+            let mut flags = flags(&["--stacks", "axum-serde-sqlx", "--no-ceilings"]);
+            flags.extend(fixed("bookById", "8", "2", "200ms", "50ms"));
+            flags.extend(self::flags(&["--fixed-load-duration", "200ms"]));
+            flags
+        }
+    };
+    flags.extend(self::flags(&["--slo", "p99=10ms"]));
+    Plan::one(flags)
+}
+
+fn connections(scale: Scale) -> Plan {
+    let (stacks, idle, concurrency, rounds, duration, warmup) = match scale {
+        Scale::Full => (presets(), "1000,10000", "128", "5", "1s", "200ms"),
+        Scale::Tiny => ("axum-serde-sqlx".to_owned(), "100,300", "8", "2", "200ms", "50ms"),
+    };
+    let mut flags = flags(&["--stacks", &stacks, "--idle-connections", idle]);
+    flags.extend(fixed("bookById,checkoutCreate", concurrency, rounds, duration, warmup));
+    flags.extend(self::flags(&["--no-equal-load", "--no-ceilings", "--no-twin"]));
+    Plan::one(flags)
+}
+
+/// The deployment study: the async stack and the blocking one at each pool size and round
+/// trip to the database, the blocking one also with twice the pool in blocking threads —
+/// the first pool and no added round trip being the stacks themselves.
+fn deployment(scale: Scale) -> Plan {
+    const ASYNC: &str = "axum-serde-sqlx";
+    const BLOCKING: &str = "axum-serde-diesel";
+    let tiny = scale == Scale::Tiny;
+    let pools: &[u32] = if tiny { &[2, 4] } else { &[16, 32, 64] };
+    let latencies: &[&str] = if tiny { &["0", "2ms"] } else { &["0", "250us", "1ms"] };
+    let first = pools[0];
+    let mut variants = Vec::new();
+    for latency in latencies {
+        let (relay, suffix) = match *latency {
+            "0" => (String::new(), String::new()),
+            latency => (format!(" --db-latency {latency}"), format!(".db{latency}")),
+        };
+        for &pool in pools {
+            if pool != first || !suffix.is_empty() {
+                variants.push(format!("{ASYNC}.p{pool}{suffix}={ASYNC} --pool-max {pool}{relay}"));
+                variants.push(format!(
+                    "{BLOCKING}.p{pool}.t{pool}{suffix}={BLOCKING} --pool-max {pool} --blocking-threads {pool}{relay}"
+                ));
+            }
+            let twice = 2 * pool;
+            variants.push(format!(
+                "{BLOCKING}.p{pool}.t{twice}{suffix}={BLOCKING} --pool-max {pool} --blocking-threads {twice}{relay}"
+            ));
+        }
+    }
+    let first = first.to_string();
+    let mut flags = flags(&[
+        "--stacks",
+        &format!("{ASYNC},{BLOCKING}"),
+        "--pool-max",
+        &first,
+        "--blocking-threads",
+        &first,
+        "--no-equal-load",
+        "--no-twin",
+    ]);
+    flags.extend(match scale {
+        Scale::Full => {
+            fixed("bookById,bookList,checkoutCreate,checkoutHotspot", "128", "5", "1s", "200ms")
+                .into_iter()
+                .chain(self::flags(&["--no-ceilings"]))
+                .collect::<Vec<_>>()
+        }
+        Scale::Tiny => fixed("checkoutCreate", "8", "2", "200ms", "50ms"),
+    });
+    for variant in variants {
+        flags.extend(["--variant".to_owned(), variant]);
+    }
+    Plan::one(flags)
+}
+
+fn schedule(scale: Scale) -> Plan {
+    let mut common = flags(&["--no-equal-load", "--twin", "axum-serde-sqlx"]);
+    common.extend(match scale {
+        Scale::Full => {
+            fixed("health,smallJson,bookById,checkoutCreate", "128,256", "5", "500ms", "200ms")
+        }
+        Scale::Tiny => fixed("health", "8", "2", "200ms", "50ms"),
+    });
+    let with = |schedule: &str| {
+        let mut flags = common.clone();
+        flags.extend(self::flags(&["--schedule", schedule]));
+        flags
+    };
+    Plan::alternated(&[("rotated", with("rotated")), ("grouped", with("grouped"))])
+}
+
+fn sequential(scale: Scale) -> Plan {
+    match scale {
+        Scale::Full => Plan::alternated(&[
+            ("fixed", fixed_rounds("5", "500ms", "200ms")),
+            ("budgeted", Vec::new()),
+        ]),
+        Scale::Tiny => {
+            let small = flags(&["--scenarios", "health", "--concurrency", "8", "--no-equal-load"]);
+            let mut fixed = small.clone();
+            fixed.extend(fixed_rounds("2", "200ms", "50ms"));
+            let mut budgeted = small;
+            budgeted.extend(flags(&["--rounds", "2", "--max-rounds", "3", "--budget", "20s"]));
+            Plan::alternated(&[("fixed", fixed), ("budgeted", budgeted)])
+        }
+    }
+}
+
+/// The designs of `loadgen study alternation` come from `--design`.
+fn alternation(_: Scale) -> Plan {
+    Plan { designs: Vec::new(), composed: false }
+}
+
+/// A fixed design of `rounds` rounds of `duration` windows after `warmup` warm-ups, on
+/// `scenarios` at `concurrency`.
+fn fixed(
+    scenarios: &str,
+    concurrency: &str,
+    rounds: &str,
+    duration: &str,
+    warmup: &str,
+) -> Vec<String> {
+    let mut flags = flags(&["--scenarios", scenarios, "--concurrency", concurrency]);
+    flags.extend(fixed_rounds(rounds, duration, warmup));
+    flags
+}
+
+fn fixed_rounds(rounds: &str, duration: &str, warmup: &str) -> Vec<String> {
+    flags(&["--rounds", rounds, "--max-rounds", rounds, "--duration", duration, "--warmup", warmup])
+}
+
+/// Where a study's run writes its results and page.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunFiles {
+    pub(crate) results: PathBuf,
+    pub(crate) page: PathBuf,
+}
+
+/// The files of run `run` of `design` of study `name` started at `stamp`: a study of one
+/// design keeps the names its script had (`…-factorial-study.json`, `summary/factorial-study.html`),
+/// a design of several its name and run (`…-schedule-rotated-1.json`).
+pub(crate) fn files(stamp: &str, name: &str, design: &str, run: u32) -> RunFiles {
+    if design.is_empty() {
+        RunFiles {
+            results: PathBuf::from(format!("summary/results/{stamp}-{name}-study.json")),
+            page: PathBuf::from(format!("summary/{name}-study.html")),
+        }
+    } else {
+        RunFiles {
+            results: PathBuf::from(format!("summary/results/{stamp}-{name}-{design}-{run}.json")),
+            page: PathBuf::from(format!("summary/{name}-{design}-study.html")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value<'a>(flags: &'a [String], flag: &str) -> &'a str {
+        let at = flags.iter().position(|f| f == flag).unwrap_or_else(|| panic!("no {flag}"));
+        &flags[at + 1]
+    }
+
+    #[test]
+    fn the_factorial_study_measures_every_triple_and_the_presets_shuffled() {
+        let plan = factorial(Scale::Full);
+        assert!(plan.composed);
+        let flags = &plan.designs[0].flags;
+        let stacks: Vec<&str> = value(flags, "--stacks").split(',').collect();
+        assert_eq!(stacks.len(), 27 + 5);
+        assert_eq!(value(flags, "--schedule"), "shuffled");
+        assert_eq!((value(flags, "--rounds"), value(flags, "--max-rounds")), ("8", "8"));
+        let tiny = factorial(Scale::Tiny);
+        assert_eq!(value(&tiny.designs[0].flags, "--stacks").split(',').count(), 8 + 1);
+    }
+
+    #[test]
+    fn the_deployment_study_adds_each_pool_and_round_trip_but_the_stacks_own() {
+        let flags = &deployment(Scale::Tiny).designs[0].flags;
+        let labels: Vec<&str> = flags
+            .iter()
+            .zip(flags.iter().skip(1))
+            .filter(|(flag, _)| *flag == "--variant")
+            .map(|(_, v)| v.split('=').next().unwrap())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "axum-serde-diesel.p2.t4",
+                "axum-serde-sqlx.p4",
+                "axum-serde-diesel.p4.t4",
+                "axum-serde-diesel.p4.t8",
+                "axum-serde-sqlx.p2.db2ms",
+                "axum-serde-diesel.p2.t2.db2ms",
+                "axum-serde-diesel.p2.t4.db2ms",
+                "axum-serde-sqlx.p4.db2ms",
+                "axum-serde-diesel.p4.t4.db2ms",
+                "axum-serde-diesel.p4.t8.db2ms",
+            ]
+        );
+        let full = deployment(Scale::Full);
+        assert!(full.designs[0].flags.contains(&"--no-ceilings".to_owned()));
+    }
+
+    #[test]
+    fn alternated_studies_name_their_designs_and_their_files_name_design_and_run() {
+        let names: Vec<String> =
+            schedule(Scale::Full).designs.into_iter().map(|d| d.name).collect();
+        assert_eq!(names, ["rotated", "grouped"]);
+        let files = files("T", "schedule", "rotated", 2);
+        assert_eq!(files.results, PathBuf::from("summary/results/T-schedule-rotated-2.json"));
+        let single = files_of_one();
+        assert_eq!(single.results, PathBuf::from("summary/results/T-capacity-study.json"));
+        assert_eq!(single.page, PathBuf::from("summary/capacity-study.html"));
+        assert!(find("nonsense").unwrap_err().contains("factorial"));
+    }
+
+    fn files_of_one() -> RunFiles {
+        files("T", "capacity", "", 1)
+    }
+}
