@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Renders an HTML page of this project to PNG with headless Chromium (Debian's package;
 # installed with apt when missing and run as root), to look at it as a person would — or,
-# with --fits, checks that it reads at a width without scrolling the whole page sideways.
+# with --fits, checks that it reads at a width with nothing clipped: no element whose content
+# is wider than its box (a table scrolling inside its box is a clipped column too).
 #   scripts/screenshot-summary.sh [page.html] [out.png] [width] [height]
-#   scripts/screenshot-summary.sh --fits WIDTH page.html   # exit 1 if the page is wider
+#   scripts/screenshot-summary.sh --fits WIDTH page.html   # exit 1, naming them, if any clips
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -33,19 +34,31 @@ browse() {
 }
 
 if [ -n "$fits" ]; then
-    # The pages carry no script; a copy gets one line that writes the document's laid-out
-    # width into the DOM Chromium dumps.
+    # The pages carry no script; a copy gets one that lists, in a <pre> Chromium dumps with
+    # the DOM, every element laid out narrower than its content (scrollWidth > clientWidth:
+    # text cut off, or a table scrolling sideways inside its box).
     copy=$(mktemp --suffix=.html)
-    sed 's|</body>|<script>document.body.setAttribute("data-scroll-width", document.documentElement.scrollWidth)</script></body>|' \
-        "$page" > "$copy"
-    laid_out=$(browse --window-size="$fits,900" --dump-dom "file://$copy" \
-        | grep -o 'data-scroll-width="[0-9]*"' | grep -o '[0-9]*' || true)
-    [ -n "$laid_out" ] || die "Chromium did not lay out $page"
-    if [ "$laid_out" -gt "$fits" ]; then
-        echo "$page: $laid_out px wide at a $fits px window: something runs off the right edge" >&2
+    check='<pre id="clip-check">'
+    check+='<script>const out=document.getElementById("clip-check");let n=0;'
+    check+='for(const e of document.body.querySelectorAll("*")){if(e.id==="clip-check"||e.tagName==="SCRIPT"||(e instanceof SVGElement&&e.tagName!=="svg"))continue;'
+    check+='if(e.clientWidth>0&&e.scrollWidth>e.clientWidth+1){n++;if(n<=20){'
+    check+='const name=e.tagName.toLowerCase()+(typeof e.className==="string"&&e.className?"."+e.className.trim().split(/ +/).join("."):"");'
+    check+='out.append("clipped: "+name+" content "+e.scrollWidth+" px in a "+e.clientWidth+" px box: "+(e.textContent||"").replace(/\s+/g," ").trim().slice(0,80)+"\n")}}}'
+    check+='out.append("checked: "+document.body.querySelectorAll("*").length+" elements, "+n+" clipped, page "+document.documentElement.scrollWidth+" px\n")'
+    check+='</script></pre>'
+    # After the page's end: the parser still puts it in the body, and the page is left as is.
+    { cat "$page"; printf '%s\n' "$check"; } > "$copy"
+    report=$(browse --window-size="$fits,900" --dump-dom "file://$copy" \
+        | sed -n '/<pre id="clip-check">/,/<\/pre>/p' | sed 's|^<pre id="clip-check"><script>.*</script>||' | grep -E '^(clipped|checked)' || true)
+    summary=$(grep '^checked:' <<< "$report" || true)
+    [ -n "$summary" ] || die "Chromium did not lay out $page"
+    if grep -q '^clipped:' <<< "$report"; then
+        echo "$page at a $fits px window:" >&2
+        grep '^clipped:' <<< "$report" >&2
+        echo "$summary" >&2
         exit 1
     fi
-    echo "$page: fits $fits px ($laid_out px laid out)"
+    echo "$page: fits $fits px ($summary)"
     exit 0
 fi
 

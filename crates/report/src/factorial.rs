@@ -24,6 +24,7 @@ use bookstore_stats::{Comparison, Samples, judge};
 use serde::Serialize;
 
 use super::dataset::{Dataset, Metric, RoundKey, Target};
+use crate::charts::{self, Forest, ForestValue};
 use crate::text::ComparisonText;
 
 /// The grid a run measured: the levels of each axis its composed stacks hold, in the
@@ -353,6 +354,9 @@ struct EffectView {
     axis: &'static str,
     label: String,
     comparison: Option<ComparisonText>,
+    /// The same, short ("≈ 1.04× [0.91–1.19]"), and drawn.
+    compact: Option<String>,
+    forest: Option<Forest>,
 }
 
 #[derive(Debug, Serialize)]
@@ -393,6 +397,18 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
                 .map(|e| EffectView {
                     axis: e.axis,
                     label: e.label.clone(),
+                    compact: e.comparison.as_ref().map(Comparison::compact),
+                    forest: e.comparison.as_ref().map(|c| {
+                        let value = ForestValue {
+                            ratio: c.ratio,
+                            low: c.low,
+                            high: c.high,
+                            called: c.differs(),
+                            colour: charts::series_colour(0),
+                            title: format!("{}: {}", e.label, c.text()),
+                        };
+                        charts::forest(&[value], None)
+                    }),
                     comparison: e.comparison.map(ComparisonText::from),
                 })
                 .collect(),

@@ -145,6 +145,31 @@ pub(crate) fn samples_note(dataset: &Dataset<'_>) -> String {
     }
 }
 
+/// The run's noise and what it could see, in one line for the page's top: pairs called of
+/// compared, the rounds a family got, the difference a family could see, and the hour's
+/// speed. The method section says how (section 8).
+pub(crate) fn glance(dataset: &Dataset<'_>) -> String {
+    let v = verdicts(dataset);
+    let mut line = format!(
+        "This run compared {} pairs of stacks and called {} of them different; its families got {} rounds (median)",
+        v.compared, v.called, v.family_rounds
+    );
+    if let Some(detectable) = &v.detectable {
+        line.push_str(&format!(
+            " and could see a difference of {detectable} four times in five (the median family)"
+        ));
+    }
+    let speeds: Vec<f64> = dataset.runs.iter().filter_map(|r| r.http_ceiling_rps()).collect();
+    if let Some(speed) = Summary::median_of(speeds) {
+        line.push_str(&format!(
+            ". The hour's speed, its HTTP ceiling (a minimal responder measured in the same run): {} requests/s",
+            crate::text::thousands(speed)
+        ));
+    }
+    line.push_str(". Every interval is at 95% or stricter, widened for the pairs of its family (Benjamini–Hochberg at 5%); how the run measures and judges: section 8.");
+    line
+}
+
 fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let mut spreads = Vec::new();
     let (mut called, mut compared) = (0, 0);

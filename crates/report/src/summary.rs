@@ -19,6 +19,8 @@ const SUMMARY_TEMPLATE: &str = include_str!("../templates/summary.html");
 #[derive(Debug, Serialize)]
 struct Page {
     title: String,
+    /// The run's noise and what it could see, in one line.
+    glance: String,
     runs: Vec<RunLine>,
     samples_note: String,
     legend: Vec<charts::Legend>,
@@ -61,6 +63,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
             })
             .collect(),
         samples_note: method::samples_note(&dataset),
+        glance: method::glance(&dataset),
         legend: dataset
             .stacks
             .iter()

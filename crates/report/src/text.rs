@@ -21,6 +21,19 @@ pub(crate) fn percent(share: f64) -> String {
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value}") }
 }
 
+/// A whole number with thousands separators: 156535.2 → "156,535".
+pub(crate) fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.abs());
+    let mut grouped = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    if value < -0.5 { format!("-{grouped}") } else { grouped }
+}
+
 /// The colour of `stack` (by its place in the list of stacks and variants).
 pub(crate) fn colour(dataset: &Dataset<'_>, stack: &str) -> String {
     charts::series_colour(dataset.stacks.iter().position(|s| s == stack).unwrap_or(0))
@@ -42,7 +55,8 @@ impl Chip {
 /// A comparison as the page shows it.
 #[derive(Debug, Serialize)]
 pub(crate) struct ComparisonText {
-    /// "1.23× [1.10–1.37]" or "not distinguishable (…)".
+    /// "1.23× [1.10–1.37]", or "≈ 1.04× [0.91–1.19]" where not distinguishable: short, so a
+    /// table keeps to the page's width (the pages' notes say what ≈ means).
     pub(crate) text: String,
     /// `higher`, `lower` or `not_distinguishable`.
     pub(crate) verdict: bookstore_stats::Verdict,
@@ -50,6 +64,19 @@ pub(crate) struct ComparisonText {
 
 impl From<bookstore_stats::Comparison> for ComparisonText {
     fn from(c: bookstore_stats::Comparison) -> Self {
-        Self { text: c.text(), verdict: c.verdict }
+        Self { text: c.compact(), verdict: c.verdict }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped_by_three() {
+        assert_eq!(thousands(156_535.2), "156,535");
+        assert_eq!(thousands(999.6), "1,000");
+        assert_eq!(thousands(12.0), "12");
+        assert_eq!(thousands(-1234.0), "-1,234");
     }
 }

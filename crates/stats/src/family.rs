@@ -54,6 +54,14 @@ impl Comparison {
         }
     }
 
+    /// "1.23× [1.10–1.37]", or "≈ 1.04× [0.91–1.19]" where not distinguishable: the
+    /// Markdown tables' and the page's top's short form.
+    pub fn compact(&self) -> String {
+        let interval =
+            format!("{}× [{}–{}]", digits(self.ratio), digits(self.low), digits(self.high));
+        if self.differs() { interval } else { format!("≈ {interval}") }
+    }
+
     /// Whether B is called different from A.
     pub fn differs(&self) -> bool {
         self.verdict != Verdict::NotDistinguishable

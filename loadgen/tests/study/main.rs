@@ -191,7 +191,7 @@ fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_ef
     // largest interaction; the preset against its triple.
     for scenario in ["bookById", "checkoutCreate"] {
         let table = page
-            .split(&format!("data-axis-costs=\"{scenario}:8\""))
+            .split(&format!("data-costs=\"{scenario}:8\""))
             .nth(1)
             .unwrap_or_else(|| panic!("the effects of {scenario}"))
             .split("</table>")
@@ -202,7 +202,7 @@ fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_ef
             assert!(row.contains("× ["), "{row}");
         }
     }
-    assert!(page.contains("Largest interaction: "));
+    assert!(page.contains("largest interaction: "));
     let layout = page.split("data-layout-check").nth(1).expect("the layout check");
     assert!(layout.contains("axum+serde_json+diesel</td>"), "{layout}");
 }

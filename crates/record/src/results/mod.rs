@@ -293,6 +293,17 @@ impl RunResults {
         let versions = OLDEST_READABLE_VERSION..=SCHEMA_VERSION;
         read_document(path, SCHEMA, versions, "a suite results file")
     }
+
+    /// The hour's speed: the HTTP ceiling's median rate on `health` at its lowest
+    /// concurrency (`None` without an HTTP ceiling). This machine's speed moves by 2×
+    /// between hours; a figure is read next to the speed of the hour it was measured in.
+    pub fn http_ceiling_rps(&self) -> Option<f64> {
+        let health = || self.ceilings.http.iter().filter(|c| c.scenario == "health");
+        let lowest = health().map(|c| c.concurrency).min()?;
+        let rates: Vec<f64> =
+            health().filter(|c| c.concurrency == lowest).map(|c| c.throughput_rps).collect();
+        bookstore_stats::Summary::median_of(rates)
+    }
 }
 
 #[cfg(test)]

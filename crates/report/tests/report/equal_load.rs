@@ -151,7 +151,9 @@ fn a_variant_is_compared_with_its_stack_like_an_axis_at_saturation_and_at_equal_
     }
     run.stacks.push(variant);
     let page = render(std::slice::from_ref(&run)).unwrap();
-    let table = text_between(&page, "variant actix-1w: actix-serde-diesel → actix-1w", "</table>");
+    // Section 6's table, with the tails (the page's top has the rates alone).
+    let detail = &page[page.find("id=\"axes\"").unwrap()..];
+    let table = text_between(detail, "variant actix-1w: actix-serde-diesel → actix-1w", "</table>");
     assert!(
         table.contains("actix-1w is actix-serde-diesel run with --workers 1, in the same rounds."),
         "{table}"

@@ -20,6 +20,14 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response};
 
+/// What the measuring binary says it was built from: the runner records what it is given
+/// (loadgen's own build script finds it, `loadgen/tests/cli` checks that).
+const BUILD: bookstore_record::environment::Build = bookstore_record::environment::Build {
+    git_commit: Some("0123456789abcdef0123456789abcdef01234567"),
+    git_dirty: Some(false),
+    rustc: Some("rustc 1.95.0"),
+};
+
 /// `target/debug`, where cargo put this test and the workspace's binaries.
 fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -50,7 +58,7 @@ const RECOVERY_BOUND_MS: f64 = 5000.0;
 
 fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
     FaultsOptions {
-        build: bookstore_record::build_identity!(),
+        build: BUILD,
         stacks: stacks(),
         faults,
         load: FaultLoad {
