@@ -46,8 +46,8 @@ pub struct Row {
     pub vs_first_ratio: Option<f64>,
     pub vs_first_low: Option<f64>,
     pub vs_first_high: Option<f64>,
-    /// `best` (first, told apart from every other), `lead` (first, or not distinguishable
-    /// from it), `behind` (told apart from the first), `not_ranked`, `disqualified`, `twin`
+    /// `best` (first, called different from every other), `lead` (first, or not
+    /// distinguishable from it), `behind` (called different from the first), `not_ranked`, `disqualified`, `twin`
     /// (`--twin`: compared with its own stack alone), or empty (no complete window).
     pub standing: &'static str,
     /// Why the cell is disqualified or not ranked.
@@ -70,9 +70,9 @@ pub struct Row {
     pub capacity_rps_median: Option<f64>,
     pub capacity_rps_min: Option<f64>,
     pub capacity_rps_max: Option<f64>,
-    /// An `axis_effect`, `axis_interaction` or `layout` row (a grid of composed stacks):
+    /// An `axis_effect`, `axis_interaction` or `binary_check` row (a grid of composed stacks):
     /// the axis (`framework`, `serializer`, `access style`, `access library`, `access`;
-    /// `interaction`; `layout`), its `stack` the contrast (`sonic-rs ÷ serde_json`, or the
+    /// `interaction`; `binary`), its `stack` the contrast (`sonic-rs ÷ serde_json`, or the
     /// composed stack against its preset), its `vs_first_*` the ratio and interval, its
     /// `standing` the verdict (`higher`, `lower`, `not_distinguishable`).
     pub axis: Option<&'static str>,
@@ -116,7 +116,7 @@ impl Row {
     }
 
     /// A row of a judged contrast of the grid (`load` `axis_effect`, `axis_interaction`,
-    /// `layout`).
+    /// `binary`).
     fn contrast(
         scenario: &str,
         concurrency: u32,
@@ -237,11 +237,11 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                 ));
             }
         }
-        for check in &study.layout {
+        for check in &study.binary_checks {
             let label = format!("{} ÷ {}", check.composed, check.preset);
             let (scenario, c) = (check.scenario.as_str(), check.concurrency);
             let judged = check.comparison.as_ref();
-            rows.push(Row::contrast(scenario, c, "layout", "layout", label, judged));
+            rows.push(Row::contrast(scenario, c, "binary_check", "binary", label, judged));
         }
     }
     for (stack, estimate, rounds) in super::connections::slopes(&dataset) {
@@ -352,6 +352,21 @@ pub fn json(rows: &[Row]) -> anyhow::Result<String> {
 /// The name of [`json`]'s document.
 pub const EXPORT_SCHEMA: &str = "bookstore-bench/report-rows/1";
 
+/// The rounds the run's families got: "3 rounds per cell", or "3–12 rounds per family" in
+/// a sequential run whose open families got more.
+fn family_rounds(dataset: &Dataset<'_>) -> String {
+    let mut rounds: Vec<usize> = Vec::new();
+    for scenario in &dataset.scenarios {
+        for &concurrency in &dataset.concurrency {
+            rounds.extend(Family::rates(dataset, scenario, concurrency).power().map(|p| p.rounds));
+        }
+    }
+    match (rounds.iter().min(), rounds.iter().max()) {
+        (Some(low), Some(high)) if low < high => format!("{low}–{high} rounds per family"),
+        _ => format!("{} rounds per cell", dataset.rounds()),
+    }
+}
+
 /// The verdicts as Markdown: per concurrency, a table of the rates (scenarios × stacks), per
 /// equal-load rate, a table of the p99s, and per latency objective, one of the capacities; the first of each row in bold with its value,
 /// the others as their ratio to it with the interval.
@@ -362,9 +377,9 @@ pub fn markdown(runs: &[RunResults]) -> String {
     let ids: Vec<&str> = runs.iter().map(|r| r.run.id.as_str()).collect();
     let _ = writeln!(
         out,
-        "Run {} ({} rounds per cell). The first of each row in bold: **best** when the data tells it apart from every other stack, **lead** when not; the others as their value ÷ the first's with the interval of the verdict method, \"≈\" where it is not distinguishable from the first.",
+        "Run {} ({}). The first of each row in bold: **best** when the method calls it different from every other stack, **lead** when not; the others as their value ÷ the first's with the interval of the verdict method, \"≈\" where it is not distinguishable from the first.",
         ids.join(", "),
-        dataset.rounds()
+        family_rounds(&dataset)
     );
     let mut objectives: Vec<(f64, u64)> = Vec::new();
     for row in &rows {
@@ -379,7 +394,7 @@ pub fn markdown(runs: &[RunResults]) -> String {
         .iter()
         .map(|c| (format!("Rate at saturation, c = {c} (req/s)"), Some(*c), None, None))
         .chain(dataset.equal_load_rates.iter().map(|r| {
-            let title = format!("p99 at equal load, {r} of the slowest stack's rate");
+            let title = format!("p99 at equal load, {r}");
             (title, None, Some(r.clone()), None)
         }))
         .chain(objectives.iter().map(|&(quantile, bound_us)| {
@@ -410,7 +425,7 @@ pub fn markdown(runs: &[RunResults]) -> String {
         }
     }
     out.push_str(&markdown_axes(&rows));
-    out.push_str(&markdown_layout(&rows));
+    out.push_str(&markdown_binary_check(&rows));
     out
 }
 
@@ -468,15 +483,18 @@ pub fn markdown_axes(rows: &[Row]) -> String {
     out
 }
 
-/// The layout check as Markdown: each composed triple's rate ÷ its preset's. Empty without
+/// The binary check as Markdown: each composed triple's rate ÷ its preset's. Empty without
 /// one.
-fn markdown_layout(rows: &[Row]) -> String {
+fn markdown_binary_check(rows: &[Row]) -> String {
     let mut out = String::new();
-    let layout: Vec<&Row> = rows.iter().filter(|r| r.load == "layout").collect();
-    if !layout.is_empty() {
-        let _ = writeln!(out, "\n**Layout check** (each composed triple's rate ÷ its preset's)\n");
+    let checks: Vec<&Row> = rows.iter().filter(|r| r.load == "binary_check").collect();
+    if !checks.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**Binary check** (each composed triple's rate ÷ its preset's: the same code in another binary)\n"
+        );
         let _ = writeln!(out, "| scenario | c | composed ÷ preset | ratio |\n|---|---|---|---|");
-        for row in layout {
+        for row in checks {
             let c = row.concurrency.map_or(String::new(), |c| c.to_string());
             let _ = writeln!(
                 out,

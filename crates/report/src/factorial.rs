@@ -11,7 +11,7 @@
 //! interactions (every level pair against the baselines) are a family of their own; the
 //! largest by its estimate is shown with its interval.
 //!
-//! The layout check: a preset and the composed stack of the same triple run the same
+//! The binary check: a preset and the composed stack of the same triple run the same
 //! code, linked into another binary (Mytkowicz et al. 2009: code layout alone can move a
 //! benchmark). Each preset measured beside its triple is compared with it, the presets of a
 //! table one family.
@@ -30,7 +30,7 @@ use crate::text::ComparisonText;
 /// The grid a run measured: the levels of each axis its composed stacks hold, in the
 /// registry's order, and the stack at each cell.
 #[derive(Debug)]
-struct Layout {
+struct GridCells {
     levels: [Vec<&'static str>; 3],
     cells: BTreeMap<Cell, StackInfo>,
     /// Triples of the grid's levels that were not measured.
@@ -47,8 +47,8 @@ fn registry_levels(axis: Axis) -> Vec<&'static str> {
 }
 
 /// The composed stacks among the run's parties, laid out as a grid; `None` without two (a
-/// run may still hold a preset beside its triple: the layout check needs no grid).
-fn layout(dataset: &Dataset<'_>) -> Option<Layout> {
+/// run may still hold a preset beside its triple: the binary check needs no grid).
+fn grid_cells(dataset: &Dataset<'_>) -> Option<GridCells> {
     let composed: Vec<StackInfo> = dataset
         .stacks
         .iter()
@@ -79,7 +79,7 @@ fn layout(dataset: &Dataset<'_>) -> Option<Layout> {
             }
         }
     }
-    Some(Layout { levels, cells, missing })
+    Some(GridCells { levels, cells, missing })
 }
 
 /// A contrast the section shows: `(axis index, level, baseline)` with its words.
@@ -169,7 +169,7 @@ pub(crate) struct Effect {
 
 /// One preset against its composed triple.
 #[derive(Debug)]
-pub(crate) struct LayoutCheck {
+pub(crate) struct BinaryCheck {
     pub(crate) scenario: String,
     pub(crate) concurrency: u32,
     pub(crate) preset: String,
@@ -185,12 +185,12 @@ pub(crate) struct Study {
     pub(crate) cells: usize,
     pub(crate) missing: Vec<String>,
     pub(crate) tables: Vec<Table>,
-    pub(crate) layout: Vec<LayoutCheck>,
+    pub(crate) binary_checks: Vec<BinaryCheck>,
 }
 
 /// The study of a run whose parties hold composed stacks; `None` where they do not.
 pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
-    let grid = layout(dataset);
+    let grid = grid_cells(dataset);
     let mut tables = Vec::new();
     let mut checks = Vec::new();
     for scenario in &dataset.scenarios {
@@ -207,7 +207,7 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
                     }
                 }));
             }
-            checks.extend(layout_checks(dataset, scenario, concurrency, |name| {
+            checks.extend(binary_checks(dataset, scenario, concurrency, |name| {
                 let cell = windows(name);
                 cell.disqualified().is_none().then(|| cell.by_round(|c| Some(metric.of(c))))
             }));
@@ -218,18 +218,18 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
     }
     let (levels, cells, missing) =
         grid.map_or_else(Default::default, |g| (g.levels, g.cells.len(), g.missing));
-    Some(Study { levels, cells, missing, tables, layout: checks })
+    Some(Study { levels, cells, missing, tables, binary_checks: checks })
 }
 
 /// The effects of one scenario × concurrency from each cell's `rates` by round (or why a
 /// cell has none).
 fn table(
-    layout: &Layout,
+    design: &GridCells,
     scenario: &str,
     concurrency: u32,
     rates: impl Fn(&str) -> Result<BTreeMap<RoundKey, f64>, String>,
 ) -> Table {
-    let contrasts = contrasts(&layout.levels);
+    let contrasts = contrasts(&design.levels);
     let mut table = Table {
         scenario: scenario.to_owned(),
         concurrency,
@@ -242,7 +242,7 @@ fn table(
         missing: None,
     };
     let mut by_cell = BTreeMap::new();
-    for (cell, stack) in &layout.cells {
+    for (cell, stack) in &design.cells {
         match rates(stack.identity.service) {
             Ok(by_round) if !by_round.is_empty() => {
                 by_cell.insert(*cell, by_round);
@@ -257,7 +257,7 @@ fn table(
             }
         }
     }
-    let sizes = [0, 1, 2].map(|f| layout.levels[f].len());
+    let sizes = [0, 1, 2].map(|f| design.levels[f].len());
     let Some(grid) = Grid::new(sizes, &by_cell) else {
         table.missing = Some("fewer than two rounds shared by every cell".into());
         return table;
@@ -268,7 +268,7 @@ fn table(
     for (effect, comparison) in table.effects.iter_mut().zip(judge_effects(&grid, &effects)) {
         effect.comparison = comparison;
     }
-    let interactions = interactions(&layout.levels);
+    let interactions = interactions(&design.levels);
     let pairings: Vec<Interaction> = interactions.iter().map(|(pairing, _)| *pairing).collect();
     let (judged, largest, called) = judge_interactions(&grid, &pairings);
     table.interaction =
@@ -277,12 +277,12 @@ fn table(
 }
 
 /// Each preset measured beside the composed stack of its triple, compared with it.
-fn layout_checks(
+fn binary_checks(
     dataset: &Dataset<'_>,
     scenario: &str,
     concurrency: u32,
     rates: impl Fn(&str) -> Option<BTreeMap<RoundKey, f64>>,
-) -> Vec<LayoutCheck> {
+) -> Vec<BinaryCheck> {
     let pairs: Vec<(String, String)> = dataset
         .stacks
         .iter()
@@ -313,7 +313,7 @@ fn layout_checks(
     pairs
         .into_iter()
         .zip(judged)
-        .map(|((preset, composed), comparison)| LayoutCheck {
+        .map(|((preset, composed), comparison)| BinaryCheck {
             scenario: scenario.to_owned(),
             concurrency,
             preset,
@@ -333,9 +333,9 @@ pub(crate) struct Section {
     missing: Vec<String>,
     tables: Vec<TableView>,
     /// Each preset against its triple, per table.
-    layout: Vec<LayoutView>,
+    binary_checks: Vec<BinaryView>,
     /// "0 of 10 called different (…)".
-    layout_summary: Option<String>,
+    binary_summary: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -360,7 +360,7 @@ struct EffectView {
 }
 
 #[derive(Debug, Serialize)]
-struct LayoutView {
+struct BinaryView {
     scenario: String,
     concurrency: u32,
     preset: String,
@@ -419,19 +419,19 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
         })
         .collect();
     let judged: Vec<&Comparison> =
-        study.layout.iter().filter_map(|l| l.comparison.as_ref()).collect();
-    let layout_summary = (!judged.is_empty()).then(|| {
+        study.binary_checks.iter().filter_map(|l| l.comparison.as_ref()).collect();
+    let binary_summary = (!judged.is_empty()).then(|| {
         let called = judged.iter().filter(|c| c.differs()).count();
         format!(
-            "{called} of {} comparisons of a preset with its triple composed called different (each scenario's presets one family at q = {}%: with no layout effect, a family calls any at most one time in twenty)",
+            "{called} of {} comparisons of a preset with its triple composed called different (each scenario's presets one family at q = {}%: with no effect of the binary, a family calls any at most one time in twenty)",
             judged.len(),
             crate::text::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         )
     });
-    let layout = study
-        .layout
+    let binary_checks = study
+        .binary_checks
         .iter()
-        .map(|l| LayoutView {
+        .map(|l| BinaryView {
             scenario: l.scenario.clone(),
             concurrency: l.concurrency,
             preset: l.preset.clone(),
@@ -439,7 +439,7 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
             comparison: l.comparison.map(ComparisonText::from),
         })
         .collect();
-    Some(Section { grid, missing: study.missing, tables, layout, layout_summary })
+    Some(Section { grid, missing: study.missing, tables, binary_checks, binary_summary })
 }
 
 #[cfg(test)]

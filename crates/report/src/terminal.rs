@@ -97,7 +97,7 @@ pub fn summary(runs: &[RunResults]) -> String {
     }
     let _ = writeln!(
         out,
-        "(medians over the rounds; best: told apart from every other stack by the verdict method; lead: first, or not distinguishable from the first (≈); the others ÷ the first with the interval)"
+        "(medians over the rounds; best: called different from every other stack by the verdict method; lead: first, or not distinguishable from the first (≈); the others ÷ the first with the interval)"
     );
     for reason in reasons {
         let _ = writeln!(out, "{reason}");
@@ -120,14 +120,14 @@ pub fn summary(runs: &[RunResults]) -> String {
             super::export::contrast_cell(row)
         );
     }
-    let layout: Vec<&Row> =
-        rows.iter().filter(|r| r.load == "layout" && r.vs_first_ratio.is_some()).collect();
-    if !layout.is_empty() {
-        let called = layout.iter().filter(|r| matches!(r.standing, "higher" | "lower")).count();
+    let checks: Vec<&Row> =
+        rows.iter().filter(|r| r.load == "binary_check" && r.vs_first_ratio.is_some()).collect();
+    if !checks.is_empty() {
+        let called = checks.iter().filter(|r| matches!(r.standing, "higher" | "lower")).count();
         let _ = writeln!(
             out,
-            "layout check: {called} of {} comparisons of a preset with its triple composed called different; with no layout effect, each scenario's family calls any at most {}% of the time",
-            layout.len(),
+            "binary check: {called} of {} comparisons of a preset with its triple composed called different; with no effect of the binary, each scenario's family calls any at most {}% of the time",
+            checks.len(),
             crate::text::percent(bookstore_stats::FALSE_DISCOVERY_RATE)
         );
     }

@@ -17,7 +17,8 @@ pub(crate) fn rate_text(summary: &bookstore_stats::Summary) -> String {
 
 /// A share as a percentage, without needless digits: 0.05 → "5", 0.9 → "90", 0.015 → "1.5".
 pub(crate) fn percent(share: f64) -> String {
-    let value = (share * 1000.0).round() / 10.0;
+    // + 0.0: a share rounded from just below zero prints "0", not "-0".
+    let value = (share * 1000.0).round() / 10.0 + 0.0;
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value}") }
 }
 

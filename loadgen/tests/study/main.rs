@@ -203,6 +203,6 @@ fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_ef
         }
     }
     assert!(page.contains("largest interaction: "));
-    let layout = page.split("data-layout-check").nth(1).expect("the layout check");
-    assert!(layout.contains("axum+serde_json+diesel</td>"), "{layout}");
+    let binary = page.split("data-binary-check").nth(1).expect("the binary check");
+    assert!(binary.contains("axum+serde_json+diesel</td>"), "{binary}");
 }

@@ -181,18 +181,18 @@ fn the_reliability_table_is_the_render_of_the_kept_faults_and_soak_runs() {
     }
 }
 
-/// A preset and the composed stack of its triple are compared (the layout check) even when
+/// A preset and the composed stack of its triple are compared (the binary check) even when
 /// the run measured no grid of composed stacks around them.
 #[test]
-fn a_preset_beside_its_triple_gets_the_layout_check_without_a_grid() {
+fn a_preset_beside_its_triple_gets_the_binary_check_without_a_grid() {
     let mut run = super::fixture();
     // Another stack's windows under the triple's name: data, not a claim about them.
     let mut triple = run.stacks.iter().find(|s| s.name == "hyper-sonic-sqlx").unwrap().clone();
     triple.name = "axum+serde_json+sqlx".into();
     run.stacks.push(triple);
     let page = bookstore_report::render(std::slice::from_ref(&run)).unwrap();
-    let layout = page.split("data-layout-check").nth(1).expect("the layout check");
-    assert!(layout.contains("<td class=\"left\">axum-serde-sqlx</td>"), "{layout}");
+    let binary = page.split("data-binary-check").nth(1).expect("the binary check");
+    assert!(binary.contains("<td class=\"left\">axum-serde-sqlx</td>"), "{binary}");
     assert!(!page.contains("id=\"axis-costs\""), "one composed stack is no grid");
     let markdown = bookstore_report::export::markdown(&[run]);
     assert!(markdown.contains("| axum+serde_json+sqlx ÷ axum-serde-sqlx |"), "{markdown}");
