@@ -3,6 +3,8 @@
 //! screen, its table of scenarios is the scenario table's, and the Rust it asks for is the
 //! one the scripts check.
 
+mod truth;
+
 use std::path::{Path, PathBuf};
 
 use bookstore_client::scenario::Scenario;
@@ -130,14 +132,6 @@ fn every_link_between_the_documents_reaches_its_file_and_heading() {
     }
     assert!(checked > 50, "only {checked} links found: the pattern is broken");
     assert!(broken.is_empty(), "links that lead nowhere: {broken:#?}");
-}
-
-/// The README is one screen, as hyperfine's and oha's are: the rest lives in `docs/` and
-/// `CONTRIBUTING.md`.
-#[test]
-fn the_readme_is_at_most_250_lines() {
-    let lines = read("README.md").lines().count();
-    assert!(lines <= 250, "README.md has {lines} lines: move the detail to docs/");
 }
 
 /// Every file of the repository a person reads or builds from, outside `target/`.
