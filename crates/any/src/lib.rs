@@ -2,7 +2,7 @@
 //! composed stacks' binaries (`axum-any`, `actix-web-any`, `hyper-any`, in
 //! `crates/any-stacks/`) share.
 //!
-//! A framework's binary compiles in all nine serializer × access instantiations of its
+//! A framework's binary compiles in all twelve serializer × access instantiations of its
 //! server ([`serve`], one monomorphic function each) and picks one at start-up from
 //! `--serializer` and `--access` ([`pick`]); after that, a request meets exactly the code a
 //! preset with the same three parts runs — no trait object, no branch on the choice. The
@@ -50,6 +50,9 @@ pub struct Diesel;
 /// Async diesel-async on a bb8 pool.
 #[derive(Debug)]
 pub struct DieselAsync;
+/// Async tokio-postgres directly, statements prepared per connection, on a bb8 pool.
+#[derive(Debug)]
+pub struct TokioPostgres;
 
 impl Access for Sqlx {
     type Store<O: Offload> = bookstore_store_sqlx::SqlxStore;
@@ -61,6 +64,10 @@ impl Access for Diesel {
 
 impl Access for DieselAsync {
     type Store<O: Offload> = bookstore_store_diesel_async::DieselAsyncStore;
+}
+
+impl Access for TokioPostgres {
+    type Store<O: Offload> = bookstore_store_tokio_postgres::TokioPostgresStore;
 }
 
 /// The tags of the stack `F` + `C` + `A`, from the types themselves.
@@ -80,7 +87,7 @@ pub fn serve<F: Framework, C: Codec, A: Access>(
     F::serve::<A::Store<F::Offload>, C>(stack.identity, listener, config, shutdown)
 }
 
-/// The entry point compiled in for `tags` on `F`, if `tags` name one of its nine triples.
+/// The entry point compiled in for `tags` on `F`, if `tags` name one of its twelve triples.
 pub fn pick<F: Framework>(tags: Tags) -> Option<ServeFn> {
     if tags.framework != F::TAG {
         return None;
@@ -95,12 +102,13 @@ pub fn pick<F: Framework>(tags: Tags) -> Option<ServeFn> {
     .next()
 }
 
-/// Among `F` + `C`'s three accesses, the one `tags` name.
+/// Among `F` + `C`'s four accesses, the one `tags` name.
 fn pick_access<F: Framework, C: Codec>(tags: Tags) -> Option<ServeFn> {
-    let choices: [(Tags, ServeFn); 3] = [
+    let choices: [(Tags, ServeFn); 4] = [
         (self::tags::<F, C, Sqlx>(), serve::<F, C, Sqlx>),
         (self::tags::<F, C, Diesel>(), serve::<F, C, Diesel>),
         (self::tags::<F, C, DieselAsync>(), serve::<F, C, DieselAsync>),
+        (self::tags::<F, C, TokioPostgres>(), serve::<F, C, TokioPostgres>),
     ];
     choices.into_iter().find(|(offered, _)| *offered == tags).map(|(_, serve)| serve)
 }
@@ -131,10 +139,10 @@ mod tests {
     }
 
     #[test]
-    fn each_of_a_framework_s_nine_triples_picks_the_instantiation_of_its_own_types() {
+    fn each_of_a_framework_s_twelve_triples_picks_the_instantiation_of_its_own_types() {
         let on_axum: Vec<_> =
             stacks::composed().iter().filter(|s| s.tags.framework == "axum").collect();
-        assert_eq!(on_axum.len(), 9);
+        assert_eq!(on_axum.len(), 12);
         for stack in on_axum {
             let serve = pick::<Recorder>(stack.tags).expect("compiled in");
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

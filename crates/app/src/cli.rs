@@ -14,6 +14,7 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{BlockingArgs, ComposedArgs, ServerArgs, ServerConfig};
 use bookstore_registry::Identity;
 use bookstore_registry::routes::HEALTH_DB;
+use bookstore_registry::stacks::Layout;
 use bookstore_registry::stacks::{StackInfo, Tags};
 use bookstore_registry::{DbCalls, LISTEN_BACKLOG};
 
@@ -24,11 +25,16 @@ pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// Tests bind `127.0.0.1:0` and call it directly.
 pub type ServeFn = fn(TcpListener, ServerConfig, Shutdown) -> anyhow::Result<()>;
 
-/// A listener on `addr` with [`LISTEN_BACKLOG`], `SO_REUSEADDR` as the frameworks set it.
-pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+/// A listener on `addr` with [`LISTEN_BACKLOG`], `SO_REUSEADDR` as the frameworks set it;
+/// in the per-core layout `SO_REUSEPORT` too, so each worker can bind a listener of its own
+/// beside it and the kernel spreads the connections over them.
+pub fn listen(addr: std::net::SocketAddr, layout: Layout) -> std::io::Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
+    if layout == Layout::PerCore {
+        socket.set_reuse_port(true)?;
+    }
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
@@ -71,7 +77,7 @@ pub fn parse_composed(
     )))
     .about(format!(
         "Any serializer and database access on {framework}: the composed stacks \
-         {framework}+<serializer>+<access> of the bookstore benchmark (docs/deployment.md)."
+         {framework}+<serializer>+<access> of the bookstore benchmark (docs/running.md, \"One stack by hand\")."
     ))
     .version(env!("CARGO_PKG_VERSION"));
     let matches = command.clone().try_get_matches_from(args)?;
@@ -144,7 +150,8 @@ fn run(
     if timing_file.is_some() {
         bookstore_timing::enable();
     }
-    let result = listen(config.bind)
+    crate::handlers::set_extra_work(config.extra_work);
+    let result = listen(config.bind, config.layout)
         .map_err(|e| anyhow::anyhow!("cannot listen on {} (--bind/BIND): {e}", config.bind))
         .and_then(|listener| {
             tracing::info!(
@@ -218,7 +225,7 @@ pub fn parse_invocation(
     // Last: the derived `Args` would otherwise put their own doc comments in its place.
     let command = command
         .about(format!(
-            "The {} stack of the bookstore benchmark; its routes are listed in docs/deployment.md.",
+            "The {} stack of the bookstore benchmark; its routes are listed in docs/contract.md.",
             identity.service
         ))
         .version(env!("CARGO_PKG_VERSION"));
@@ -340,7 +347,7 @@ mod tests {
     fn a_burst_of_connections_beyond_std_s_backlog_is_taken_at_once() {
         // Nothing accepts: every connection waits in the backlog. With std's 128 the 129th
         // connect would wait for a SYN retransmission (1 s) and time out here.
-        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = listen("127.0.0.1:0".parse().unwrap(), Layout::Framework).unwrap();
         let addr = listener.local_addr().unwrap();
         let connections: Vec<std::net::TcpStream> = (0..300)
             .map(|n| {

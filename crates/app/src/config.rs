@@ -9,6 +9,7 @@ use std::time::Duration;
 use bookstore_domain::store::PoolSettings;
 use clap::Args;
 
+use bookstore_registry::stacks::Layout;
 use bookstore_registry::{Identity, flags};
 
 /// Flags every stack accepts.
@@ -43,6 +44,18 @@ pub struct ServerArgs {
     /// this file at shutdown (see the bookstore-timing crate; off by default).
     #[arg(long, env = "TIMING_FILE", value_name = "PATH")]
     pub timing_file: Option<PathBuf>,
+
+    /// The runtime layout: the framework's own, or `per-core` — one current-thread runtime
+    /// per worker thread, each with its own listener and its own pool of pool_max ÷ workers
+    /// connections (SPEC §1, "Realism").
+    #[arg(long = flags::LAYOUT, env = "LAYOUT", default_value = "framework", value_parser = Layout::parse)]
+    pub layout: Layout,
+
+    /// Spend this many microseconds of CPU in every successful reply: a deliberate, known
+    /// cost that makes a second "build" of a stack, for measuring how finely `loadgen ab`
+    /// tells two builds apart (docs/method.md, "One question"). Never in a measured stack.
+    #[arg(long = "extra-work-us", env = "EXTRA_WORK_US", default_value_t = 0, hide = true)]
+    pub extra_work_us: u64,
 
     /// Instead of serving: ask the server already listening on --bind for /health/db and
     /// exit 0 if it answers 200 within 2 s, 1 otherwise (the containers' healthcheck: the
@@ -129,6 +142,11 @@ pub struct ServerConfig {
     pub client_timeout: Duration,
     /// Where to append the timing report at shutdown; `None`: no timing.
     pub timing_file: Option<PathBuf>,
+    /// The framework's own runtime layout, or per-core.
+    pub layout: Layout,
+    /// CPU spent in every successful reply on purpose (`--extra-work-us`; zero but in the
+    /// tests of `loadgen ab`).
+    pub extra_work: Duration,
 }
 
 impl ServerConfig {
@@ -152,7 +170,32 @@ impl ServerConfig {
                 .map(|b| b.blocking_threads.map(usize::from).unwrap_or(pool_max as usize)),
             blocking_pool: blocking.and_then(|b| b.blocking_pool),
             timing_file: args.timing_file,
+            layout: args.layout,
+            extra_work: Duration::from_micros(args.extra_work_us),
         }
+    }
+
+    /// The per-core layout's pools, one per worker: pool_max ÷ workers connections each,
+    /// the remainder one more for the first ones, so the total stays `--pool-max`; blocking
+    /// threads likewise (`ceil`). A one-line error when there are more workers than
+    /// connections.
+    pub fn per_core(&self) -> anyhow::Result<Vec<(PoolSettings, Option<usize>)>> {
+        let (pool, workers) = (self.pool.max_connections as usize, self.workers.max(1));
+        anyhow::ensure!(
+            pool >= workers,
+            "--{} {pool} is fewer than --{} {workers}: the per-core layout gives each worker a pool of its own",
+            flags::POOL_MAX,
+            flags::WORKERS
+        );
+        let blocking = self.blocking_threads.map(|threads| threads.div_ceil(workers).max(1));
+        Ok((0..workers)
+            .map(|worker| {
+                let connections = pool / workers + usize::from(worker < pool % workers);
+                let settings =
+                    PoolSettings { max_connections: connections as u32, ..self.pool.clone() };
+                (settings, blocking)
+            })
+            .collect())
     }
 }
 
@@ -234,6 +277,8 @@ mod tests {
         assert_eq!(config.workers, cpus());
         assert_eq!(config.blocking_threads, Some(32));
         assert_eq!(config.blocking_pool, None, "each framework's own way by default");
+        assert_eq!(config.layout, Layout::Framework);
+        assert_eq!(config.extra_work, Duration::ZERO, "no deliberate cost unless asked for");
         assert_eq!(config.client_timeout, Duration::from_secs(10));
         assert_eq!(config.timing_file, None, "no timing unless asked for");
     }
@@ -299,5 +344,23 @@ mod tests {
                 parse(args).err().unwrap_or_else(|| panic!("{args:?} accepted")).to_string();
             assert!(error.contains(flag), "{args:?}: {error}");
         }
+    }
+
+    #[test]
+    fn per_core_splits_the_pool_and_the_blocking_threads_over_the_workers_keeping_the_total() {
+        let parse_with = |extra: &[&str]| {
+            let mut args = vec!["--database-url", "postgres://x@y/z", "--layout", "per-core"];
+            args.extend_from_slice(extra);
+            let cli = parse(&args).unwrap();
+            ServerConfig::new(&IDENTITY, cli.server, Some(cli.blocking))
+        };
+        let config = parse_with(&["--pool-max", "32", "--workers", "3", "--blocking-threads", "8"]);
+        assert_eq!(config.layout, Layout::PerCore);
+        let shares = config.per_core().unwrap();
+        let pools: Vec<u32> = shares.iter().map(|(p, _)| p.max_connections).collect();
+        assert_eq!(pools, [11, 11, 10]);
+        assert!(shares.iter().all(|(_, threads)| *threads == Some(3)));
+        let error = parse_with(&["--pool-max", "2", "--workers", "4"]).per_core().unwrap_err();
+        assert!(error.to_string().contains("--pool-max 2 is fewer than --workers 4"), "{error}");
     }
 }

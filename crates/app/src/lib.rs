@@ -16,7 +16,9 @@ pub mod cli;
 pub mod config;
 pub mod handlers;
 
-pub use bookstore_registry::{DbCalls, Identity, Tuning, for_each_stack, routes, stacks};
+pub use bookstore_registry::{
+    DbCalls, Identity, LISTEN_BACKLOG, Tuning, for_each_stack, routes, stacks,
+};
 pub use cli::{ServeFn, Shutdown};
 pub use config::{BlockingPool, ServerConfig};
 pub use handlers::{App, CONTENT_TYPE_JSON, Reply};

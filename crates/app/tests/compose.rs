@@ -146,7 +146,7 @@ fn the_loadgen_service_runs_the_suite_against_every_stack_of_the_file() {
             "loadgen waits for {name} to serve"
         );
     }
-    // Not root: the results are written as the user docs/deployment.md says to give.
+    // Not root: the results are written as the user docs/running.md ("With Docker") says to give.
     assert_eq!(loadgen["user"].as_str(), Some("${LOADGEN_UID:-1000}:${LOADGEN_GID:-1000}"));
     assert_eq!(strings(&loadgen["volumes"]), ["${SUMMARY_DIR:-./summary}:/work/summary"]);
     assert_eq!(loadgen["depends_on"]["postgres"]["condition"].as_str(), Some("service_healthy"));

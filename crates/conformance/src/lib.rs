@@ -5,8 +5,9 @@
 //! `rgtest!`). This library holds what those tests share:
 //!
 //! - [`stacks`]: the stacks under test — every preset of the registry
-//!   (`bookstore_app::for_each_stack!`) and five composed stacks
-//!   ([`for_each_composed_under_test!`]), whose lines also expand the tests per stack.
+//!   (`bookstore_app::for_each_stack!`) and six composed stacks
+//!   ([`for_each_composed_under_test!`]), whose lines also expand the tests per stack; a
+//!   sample of them in the per-core layout too ([`for_each_per_core_under_test!`]).
 //! - [`TestApp`]: a stack serving on `127.0.0.1:0` in this process, on its own runtime and
 //!   its own freshly cloned seeded database, stopped when dropped.
 //! - [`TestResponse`]: every response the client reads is checked for the contract's
@@ -168,7 +169,7 @@ pub mod stacks {
 
 /// Calls `$callback!` with the composed stacks the conformance suite tests beside the
 /// presets, one line each: `(STATIC, test_name, Framework, Codec, Access)`. Every access
-/// on one framework (axum) and every framework on one access (diesel-async); all 27 are
+/// on one framework (axum) and every framework on one access (diesel-async); all 36 are
 /// checked for their tags by `tests/conformance/composed.rs`.
 #[macro_export]
 macro_rules! for_each_composed_under_test {
@@ -177,8 +178,26 @@ macro_rules! for_each_composed_under_test {
             (AXUM_SERDE_JSON_SQLX, axum_serde_json_sqlx, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::Sqlx),
             (AXUM_SERDE_JSON_DIESEL, axum_serde_json_diesel, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::Diesel),
             (AXUM_SERDE_JSON_DIESEL_ASYNC, axum_serde_json_diesel_async, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
+            (AXUM_SERDE_JSON_TOKIO_POSTGRES, axum_serde_json_tokio_postgres, axum_any::Axum, bookstore_codec::SerdeJson, bookstore_any::TokioPostgres),
             (ACTIX_WEB_SERDE_JSON_DIESEL_ASYNC, actix_web_serde_json_diesel_async, actix_web_any::ActixWeb, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
             (HYPER_SERDE_JSON_DIESEL_ASYNC, hyper_serde_json_diesel_async, hyper_any::Hyper, bookstore_codec::SerdeJson, bookstore_any::DieselAsync),
+        }
+    };
+}
+
+/// Calls `$callback!` with the stacks the conformance suite also tests in the per-core
+/// layout (`--layout per-core`, SPEC §1 "Realism"), one line each: `(CONSTANT, test_name)`
+/// of [`stacks`]. A sample — every framework, every kind of access, the blocking one on
+/// actix-web in its per-worker pool too — since the whole suite per layout would add half
+/// again to the test command's time; the rest run in that layout in the layout study.
+#[macro_export]
+macro_rules! for_each_per_core_under_test {
+    ($callback:ident) => {
+        $callback! {
+            (ACTIX_SIMD_SQLX, actix_simd_sqlx),
+            (ACTIX_SERDE_DIESEL, actix_serde_diesel),
+            (AXUM_SERDE_JSON_TOKIO_POSTGRES, axum_serde_json_tokio_postgres),
+            (HYPER_SERDE_JSON_DIESEL_ASYNC, hyper_serde_json_diesel_async),
         }
     };
 }
@@ -245,6 +264,8 @@ impl TestApp {
             blocking_pool: None,
             client_timeout: Duration::from_secs(10),
             timing_file: None,
+            layout: bookstore_app::stacks::Layout::Framework,
+            extra_work: Duration::ZERO,
         };
         adjust(&mut config);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

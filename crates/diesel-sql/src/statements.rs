@@ -129,18 +129,6 @@ pub fn lock_stock(book_id: i64) -> _ {
     books::table.filter(books::id.eq(book_id)).select(books::stock).for_update()
 }
 
-/// Why the checkout of `order` stops after [`lock_stock`] read `stock` (`None`: no such
-/// book), if it does.
-pub fn refusal(order: &NewCheckout, stock: Option<i32>) -> Option<Error> {
-    match stock {
-        None => Some(Error::BookNotFound(order.book_id)),
-        Some(available) if available < order.quantity => {
-            Some(Error::OutOfStock { book_id: order.book_id, requested: order.quantity, available })
-        }
-        Some(_) => None,
-    }
-}
-
 /// Then: take the order's quantity from the stock.
 #[dsl::auto_type(no_type_alias)]
 pub fn take_stock(order: &NewCheckout) -> _ {
@@ -166,7 +154,7 @@ pub fn record<'a>(order: &'a NewCheckout) -> _ {
 /// Why a checkout transaction ended without committing.
 #[derive(Debug)]
 pub enum Abort {
-    /// [`refusal`] stopped it: the answer to send.
+    /// [`NewCheckout::refusal`] stopped it: the answer to send.
     Refused(Error),
     /// A statement failed.
     Failed(diesel::result::Error),

@@ -55,6 +55,21 @@ pub struct NewCheckout {
 }
 
 impl NewCheckout {
+    /// Why the checkout stops once its book's row is locked and its stock read (`None`: no
+    /// such book): 404 for a book that does not exist, 409 `out_of_stock` for one with less
+    /// stock than asked for, `None` to go on (SPEC §3's checkout, step 2) — every store's rule.
+    pub fn refusal(&self, stock: Option<i32>) -> Option<crate::Error> {
+        match stock {
+            None => Some(crate::Error::BookNotFound(self.book_id)),
+            Some(available) if available < self.quantity => Some(crate::Error::OutOfStock {
+                book_id: self.book_id,
+                requested: self.quantity,
+                available,
+            }),
+            Some(_) => None,
+        }
+    }
+
     /// The answer once the database has recorded this checkout as `id` at `checked_out_at`.
     pub fn recorded(
         self,

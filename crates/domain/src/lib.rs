@@ -21,6 +21,19 @@ pub mod store;
 
 pub use error::Error;
 
+/// Spends `duration` of CPU on this thread, waiting on the monotonic clock (not a
+/// millisecond timer): a known cost per request for the servers made to test what compares
+/// two servers (the responder's `--work-us`, a stack's `--extra-work-us`).
+pub fn spend(duration: std::time::Duration) {
+    if duration.is_zero() {
+        return;
+    }
+    let until = std::time::Instant::now() + duration;
+    while std::time::Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
 /// Largest accepted request body (SPEC §3: over 16 KiB is 413).
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 

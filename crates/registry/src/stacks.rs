@@ -70,6 +70,46 @@ pub enum Kind {
     Preset,
     /// A composed triple: its framework's binary, told its serializer and access by flags.
     Composed,
+    /// A server of one's own, by URL under a name of its own (`--targets mine=URL`): not one
+    /// of the workspace's stacks, so checked against every part of the contract that can be
+    /// checked over HTTP before it is measured; its parts are unknown (`?`).
+    Foreign,
+}
+
+/// How a stack's server lays out its runtime (SPEC §1, "Realism"): the framework's own, or
+/// the labelled per-core variant — one current-thread runtime per worker thread, each
+/// accepting its own connections and drawing from its own pool of pool_max ÷ workers
+/// connections opened on that thread; the same total, no pipelining across requests.
+/// A stack's name says it after `@`: `axum+serde_json+sqlx@per-core`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Layout {
+    /// The framework's ordinary serving setup (axum and hyper on tokio's multi-thread
+    /// runtime; actix-web's workers, each a single-threaded runtime, sharing one pool).
+    #[default]
+    Framework,
+    /// One runtime, listener and pool per worker thread.
+    PerCore,
+}
+
+impl Layout {
+    /// Every layout, the framework's first.
+    pub const ALL: [Layout; 2] = [Layout::Framework, Layout::PerCore];
+
+    /// Its name: `--layout`'s value and a stack name's suffix after `@`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Framework => "framework",
+            Layout::PerCore => "per-core",
+        }
+    }
+
+    /// The layout called `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.name() == name)
+            .ok_or_else(|| format!("unknown layout {name:?}; the layouts: framework, per-core"))
+    }
 }
 
 /// What a stack is, as the tools that start it see it.
@@ -85,6 +125,8 @@ pub struct StackInfo {
     pub binary: &'static str,
     /// Preset or composed.
     pub kind: Kind,
+    /// The framework's own runtime layout, or the per-core variant (`@per-core`).
+    pub layout: Layout,
 }
 
 impl StackInfo {
@@ -99,16 +141,50 @@ impl StackInfo {
     /// The flags its binary needs to be this stack (a composed stack's `--serializer` and
     /// `--access`; none for a preset), before any harness's or variant's own.
     pub fn launch_args(&self) -> Vec<String> {
-        match self.kind {
-            Kind::Preset => Vec::new(),
+        let mut args = match self.kind {
+            Kind::Preset | Kind::Foreign => Vec::new(),
             Kind::Composed => vec![
                 format!("--{}", crate::tuning::flags::SERIALIZER),
                 self.tags.serializer.to_owned(),
                 format!("--{}", crate::tuning::flags::ACCESS),
                 self.tags.access.to_owned(),
             ],
+        };
+        if self.layout != Layout::Framework {
+            args.extend([
+                format!("--{}", crate::tuning::flags::LAYOUT),
+                self.layout.name().to_owned(),
+            ]);
         }
+        args
     }
+
+    /// This stack in `layout`, named `<name>@<layout>` (the framework's own keeps its name).
+    pub fn in_layout(self, layout: Layout) -> Self {
+        if layout == self.layout {
+            return self;
+        }
+        let base = self.identity.service.split('@').next().unwrap_or(self.identity.service);
+        let service: &'static str = match layout {
+            Layout::Framework => base,
+            layout => interned(format!("{base}@{}", layout.name())),
+        };
+        Self { identity: Identity { service, ..self.identity }, layout, ..self }
+    }
+}
+
+/// `name` as a `&'static str`, leaked once per distinct name for the life of the process
+/// (a stack's name in a layout is asked for again and again by the pages).
+fn interned(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.get(name.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = name.leak();
+    names.insert(leaked);
+    leaked
 }
 
 /// A framework a composed stack can be served by.
@@ -139,16 +215,18 @@ pub const FRAMEWORKS: [FrameworkInfo; 3] = [
 /// The serializers (their `Codec::NAME`s), in order.
 pub const SERIALIZERS: [&str; 3] = ["serde_json", "simd-json", "sonic-rs"];
 
-/// The access styles (their `Store::ACCESS`es), in order: async sqlx, blocking diesel on
-/// r2d2, async diesel-async on bb8.
-pub const ACCESSES: [AccessInfo; 3] = [
+/// The database accesses (their `Store::ACCESS`es), in order: async sqlx, blocking diesel
+/// on r2d2, async diesel-async on bb8, and async tokio-postgres directly (the driver
+/// diesel-async runs on, without a query builder) on bb8.
+pub const ACCESSES: [AccessInfo; 4] = [
     AccessInfo { tag: "sqlx", db_calls: DbCalls::Async },
     AccessInfo { tag: "diesel", db_calls: DbCalls::Blocking },
     AccessInfo { tag: "diesel-async", db_calls: DbCalls::Async },
+    AccessInfo { tag: "tokio-postgres", db_calls: DbCalls::Async },
 ];
 
 /// The default port of the first composed stack; the others follow in [`composed`]'s
-/// order (8100–8126), clear of the presets' 8081–8085.
+/// order (8100–8135), clear of the presets' 8081–8085.
 pub const COMPOSED_BASE_PORT: u16 = 8100;
 
 /// Whether calls of the access tagged `access` block.
@@ -191,6 +269,7 @@ macro_rules! registry {
                 tags: Tags { framework: $framework, serializer: $serializer, access: $access },
                 binary: $name,
                 kind: Kind::Preset,
+                layout: Layout::Framework,
             };
         )+
 
@@ -201,16 +280,16 @@ macro_rules! registry {
 
 for_each_stack!(registry);
 
-/// Every framework × serializer × access triple (27), framework first, then serializer,
+/// Every framework × serializer × access triple (36), framework first, then serializer,
 /// then access, in the orders of [`FRAMEWORKS`], [`SERIALIZERS`] and [`ACCESSES`].
 pub fn composed() -> &'static [StackInfo] {
     static COMPOSED: LazyLock<Vec<StackInfo>> = LazyLock::new(|| {
-        let mut stacks = Vec::with_capacity(27);
+        let mut stacks = Vec::with_capacity(FRAMEWORKS.len() * SERIALIZERS.len() * ACCESSES.len());
         for framework in FRAMEWORKS {
             for serializer in SERIALIZERS {
                 for access in ACCESSES {
                     let tags = Tags { framework: framework.tag, serializer, access: access.tag };
-                    // 27 names, made once for the life of the process.
+                    // 36 names, made once for the life of the process.
                     let service: &'static str = tags.name().leak();
                     let port = COMPOSED_BASE_PORT + stacks.len() as u16;
                     stacks.push(StackInfo {
@@ -223,6 +302,7 @@ pub fn composed() -> &'static [StackInfo] {
                         tags,
                         binary: framework.binary,
                         kind: Kind::Composed,
+                        layout: Layout::Framework,
                     });
                 }
             }
@@ -280,7 +360,7 @@ impl AxisPair {
 /// The pairs that change one axis (or one group of axes): SPEC §1's among the presets, and
 /// among composed stacks those that isolate the serializer and split the access axis into
 /// its style (blocking → async, one library) and its library (both async).
-pub const AXIS_PAIRS: [AxisPair; 8] = [
+pub const AXIS_PAIRS: [AxisPair; 10] = [
     AxisPair {
         title: "database access",
         baseline: "axum-serde-sqlx",
@@ -337,21 +417,65 @@ pub const AXIS_PAIRS: [AxisPair; 8] = [
         axes: &[Axis::Access],
         note: "diesel-async → sqlx, both async on the worker: the library alone",
     },
+    AxisPair {
+        title: "query builder",
+        baseline: "axum+serde_json+tokio-postgres",
+        changed: "axum+serde_json+diesel-async",
+        axes: &[Axis::Access],
+        note: "tokio-postgres directly → diesel-async over tokio-postgres: the same driver, diesel's query builder added",
+    },
+    AxisPair {
+        title: "driver",
+        baseline: "axum+serde_json+tokio-postgres",
+        changed: "axum+serde_json+sqlx",
+        axes: &[Axis::Access],
+        note: "tokio-postgres → sqlx, neither building queries: the driver alone",
+    },
 ];
 
 /// The stack called `name` — a preset's name or a triple's — or an error saying what names
 /// are valid.
 pub fn find(name: &str) -> Result<StackInfo, String> {
+    if let Some((base, layout)) = name.split_once('@') {
+        return Ok(find(base)?.in_layout(Layout::parse(layout)?));
+    }
     ALL.iter().chain(composed()).copied().find(|s| s.identity.service == name).ok_or_else(|| {
         let tags =
             |list: &mut dyn Iterator<Item = &'static str>| list.collect::<Vec<_>>().join("|");
         format!(
-            "unknown stack {name:?}; valid: {}, or framework+serializer+access of {}+{}+{}",
+            "unknown stack {name:?}; valid: {}, or framework+serializer+access of {}+{}+{}, each optionally @per-core",
             names().join(", "),
             tags(&mut FRAMEWORKS.iter().map(|f| f.tag)),
             tags(&mut SERIALIZERS.iter().copied()),
             tags(&mut ACCESSES.iter().map(|a| a.tag)),
         )
+    })
+}
+
+/// A server of one's own named `name` (letters, digits, `-`, `_`, `.`, `+`; not a name of
+/// the registry): measured by URL beside the stacks, its framework, serializer and access
+/// unknown.
+pub fn foreign(name: &str) -> Result<StackInfo, String> {
+    let valid =
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c));
+    if !valid {
+        return Err(format!(
+            "{name:?} cannot name a server: use letters, digits, '-', '_', '.' or '+'"
+        ));
+    }
+    if find(name).is_ok() {
+        return Err(format!("{name} is a stack of the registry, not a server of one's own"));
+    }
+    const UNKNOWN: &str = "?";
+    // Named once for the life of the process, as the composed stacks are.
+    let service: &'static str = name.to_owned().leak();
+    Ok(StackInfo {
+        identity: Identity { service, framework: UNKNOWN, default_port: 0 },
+        db_calls: DbCalls::Async,
+        tags: Tags { framework: UNKNOWN, serializer: UNKNOWN, access: UNKNOWN },
+        binary: service,
+        kind: Kind::Foreign,
+        layout: Layout::Framework,
     })
 }
 
@@ -427,20 +551,20 @@ mod tests {
     #[test]
     fn every_triple_is_composed_once_with_its_own_port_and_its_framework_s_binary() {
         let composed = composed();
-        assert_eq!(composed.len(), 27);
+        assert_eq!(composed.len(), 36);
         let mut names: Vec<&str> = composed.iter().map(|s| s.identity.service).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 27);
+        assert_eq!(names.len(), 36);
         let ports: Vec<u16> = composed.iter().map(|s| s.identity.default_port).collect();
-        assert_eq!(ports, (8100..8127).collect::<Vec<u16>>());
+        assert_eq!(ports, (8100..8136).collect::<Vec<u16>>());
         let stack = find("axum+sonic-rs+diesel-async").unwrap();
         assert_eq!(
             (stack.binary, stack.kind, stack.db_calls),
             ("axum-any", Kind::Composed, DbCalls::Async)
         );
-        // Framework, then serializer, then access: axum's ninth (docs/deployment.md).
-        assert_eq!(stack.identity.default_port, 8108);
+        // Framework, then serializer, then access: axum's eleventh.
+        assert_eq!(stack.identity.default_port, 8110);
         assert_eq!(stack.launch_args(), ["--serializer", "sonic-rs", "--access", "diesel-async"]);
         let blocking = find("hyper+simd-json+diesel").unwrap();
         assert_eq!((blocking.binary, blocking.db_calls), ("hyper-any", DbCalls::Blocking));
@@ -450,7 +574,26 @@ mod tests {
             assert!(!names.contains(&preset.identity.service));
             assert!(composed_of(preset.tags).is_some(), "{}", preset.identity.service);
         }
+        let per_core = find("axum+serde_json+sqlx@per-core").unwrap();
+        assert_eq!(
+            (per_core.identity.service, per_core.layout),
+            ("axum+serde_json+sqlx@per-core", Layout::PerCore)
+        );
+        assert_eq!(&per_core.launch_args()[4..], ["--layout", "per-core"]);
+        assert_eq!(
+            find("actix-serde-diesel@per-core").unwrap().launch_args(),
+            ["--layout", "per-core"]
+        );
+        assert!(find("axum-serde-sqlx@sideways").unwrap_err().contains("per-core"));
+        assert_eq!(per_core.in_layout(Layout::Framework).identity.service, "axum+serde_json+sqlx");
+        let mine = foreign("mine-v2").unwrap();
+        assert_eq!(
+            (mine.identity.service, mine.kind, mine.tags.framework),
+            ("mine-v2", Kind::Foreign, "?")
+        );
+        assert!(foreign("axum-serde-sqlx").unwrap_err().contains("registry"));
+        assert!(foreign("a b").is_err() && foreign("").is_err());
         let error = find("axum+sonic-rs+jdbc").unwrap_err();
-        assert!(error.contains("sqlx|diesel|diesel-async"), "{error}");
+        assert!(error.contains("sqlx|diesel|diesel-async|tokio-postgres"), "{error}");
     }
 }

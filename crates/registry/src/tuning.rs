@@ -16,6 +16,8 @@ pub mod flags {
     pub const SERIALIZER: &str = "serializer";
     /// `--access`, of a composed stack's binary.
     pub const ACCESS: &str = "access";
+    /// `--layout`: the framework's own runtime layout, or `per-core`.
+    pub const LAYOUT: &str = "layout";
 }
 
 /// What a measuring harness (the suite, `loadgen faults`) sets on every stack it starts:

@@ -45,6 +45,12 @@ struct Args {
     /// whose memory per connection is known, for the tests of what measures it.
     #[arg(long, default_value_t = 0)]
     bytes_per_connection: usize,
+    /// Spend this many microseconds on each request before answering it, waiting on the
+    /// monotonic clock (not a millisecond timer): a server of known cost, whose capacity
+    /// with `--threads 1` is about one request per this — for the tests and studies of what
+    /// compares two servers (`loadgen ab`).
+    #[arg(long, default_value_t = 0)]
+    work_us: u64,
 }
 
 const HEALTH: &[u8] = br#"{"status":"UP"}"#;
@@ -78,9 +84,10 @@ fn main() -> anyhow::Result<()> {
         listeners.push(listener(addr).with_context(|| format!("cannot add a listener on {addr}"))?);
     }
     let ballast = args.bytes_per_connection;
+    let work = std::time::Duration::from_micros(args.work_us);
     for listener in listeners {
         std::thread::spawn(move || {
-            if let Err(e) = serve(listener, ballast) {
+            if let Err(e) = serve(listener, ballast, work) {
                 eprintln!("responder: a serving thread stopped: {e}");
                 std::process::exit(1);
             }
@@ -157,7 +164,7 @@ impl Connection {
     /// Reads everything available, answers every complete request, writes what it can.
     /// `false` when the connection is done (closed by the peer, an error, a request it
     /// cannot read).
-    fn drive(&mut self, responses: &Responses) -> bool {
+    fn drive(&mut self, responses: &Responses, work: std::time::Duration) -> bool {
         loop {
             if self.input.capacity() - self.input.len() < READ_CHUNK / 4 {
                 self.input.reserve(READ_CHUNK);
@@ -176,14 +183,15 @@ impl Connection {
                 Err(_) => return false,
             }
         }
-        if !self.answer(responses) {
+        if !self.answer(responses, work) {
             return false;
         }
         self.flush()
     }
 
-    /// Appends a response for each complete request in the input and drops it from there.
-    fn answer(&mut self, responses: &Responses) -> bool {
+    /// Appends a response for each complete request in the input (after `work` each) and
+    /// drops it from there.
+    fn answer(&mut self, responses: &Responses, work: std::time::Duration) -> bool {
         let mut consumed = 0;
         loop {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -208,6 +216,7 @@ impl Connection {
             if self.input.len() - consumed < head + body {
                 break;
             }
+            bookstore_domain::spend(work);
             self.output.extend_from_slice(responses.for_path(request.path.unwrap_or("/")));
             consumed += head + body;
         }
@@ -233,8 +242,12 @@ impl Connection {
 }
 
 /// One thread's event loop over its listener and the connections it accepted, each
-/// holding `ballast` bytes.
-fn serve(listener: std::net::TcpListener, ballast: usize) -> io::Result<()> {
+/// holding `ballast` bytes, each request costing `work`.
+fn serve(
+    listener: std::net::TcpListener,
+    ballast: usize,
+    work: std::time::Duration,
+) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut listener = TcpListener::from_std(listener);
     poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
@@ -280,7 +293,7 @@ fn serve(listener: std::net::TcpListener, ballast: usize) -> io::Result<()> {
             let Some(connection) = connections.get_mut(index).and_then(Option::as_mut) else {
                 continue;
             };
-            if !connection.drive(&responses) {
+            if !connection.drive(&responses, work) {
                 let mut done = connections[index].take().expect("present above");
                 let _ = poll.registry().deregister(&mut done.stream);
                 free.push(index);

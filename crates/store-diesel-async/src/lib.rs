@@ -228,7 +228,7 @@ impl Store for DieselAsyncStore {
                 .transaction::<_, statements::Abort, _>(async |conn| {
                     let stock: Option<i32> =
                         statements::lock_stock(order.book_id).get_result(conn).await.optional()?;
-                    if let Some(refusal) = statements::refusal(&order, stock) {
+                    if let Some(refusal) = order.refusal(stock) {
                         return Err(statements::Abort::Refused(refusal));
                     }
                     statements::take_stock(&order).execute(conn).await?;

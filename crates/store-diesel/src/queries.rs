@@ -70,7 +70,7 @@ pub(crate) fn checkout(
         .transaction::<(Uuid, OffsetDateTime), Abort, _>(|conn| {
             let stock: Option<i32> =
                 statements::lock_stock(order.book_id).get_result(conn).optional()?;
-            if let Some(refusal) = statements::refusal(&order, stock) {
+            if let Some(refusal) = order.refusal(stock) {
                 return Err(Abort::Refused(refusal));
             }
             statements::take_stock(&order).execute(conn)?;

@@ -196,16 +196,7 @@ impl Store for SqlxStore {
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| self.failed(e))?;
-        let refusal = match stock {
-            None => Some(Error::BookNotFound(order.book_id)),
-            Some(available) if available < order.quantity => Some(Error::OutOfStock {
-                book_id: order.book_id,
-                requested: order.quantity,
-                available,
-            }),
-            Some(_) => None,
-        };
-        if let Some(refusal) = refusal {
+        if let Some(refusal) = order.refusal(stock) {
             tx.rollback().await.map_err(|e| self.failed(e))?;
             return Err(refusal);
         }

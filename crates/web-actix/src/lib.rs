@@ -13,17 +13,20 @@
 //! blocking pool via `actix_web::web::block`: `ceil(blocking_threads / workers)` threads per
 //! worker. `--blocking-pool shared` gives every worker one pool of `--blocking-threads`
 //! threads instead (the actix system runtime's, as tokio's multi-thread runtime gives axum);
-//! measured against each other, neither was distinguishably better (docs/performance.md).
+//! measured against each other, neither was distinguishably better (docs/findings.md, "Where the CPU goes").
 //!
 //! An async store's connections (sqlx) are opened on the runtime that starts the server and
 //! shared by all workers: their sockets are driven by that runtime's reactor and wake the
-//! worker that awaits them — the ordinary way to share one pool across actix workers.
+//! worker that awaits them — the ordinary way to share one pool across actix workers. In the
+//! per-core layout (`--layout per-core`) each worker opens its own share of the pool as it
+//! starts (`App::data_factory`), so its connections are driven by the worker itself.
 
 use std::sync::Arc;
 
 use actix_web::http::header::{ALLOW, CONTENT_TYPE, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpServer, Route, guard, web};
+use bookstore_app::stacks::Layout;
 use bookstore_app::{
     App, BlockingPool, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes,
 };
@@ -85,16 +88,38 @@ pub fn serve<S: Store, C: Codec>(
         system_runtime.max_blocking_threads(threads);
     }
     let system_runtime = system_runtime.build()?;
+    if config.layout == Layout::PerCore && config.blocking_pool == Some(BlockingPool::Shared) {
+        anyhow::bail!(
+            "--blocking-pool shared with --layout per-core: the per-core layout gives each worker its own blocking threads"
+        );
+    }
     actix_web::rt::System::with_tokio_rt(move || system_runtime).block_on(async move {
-        let store = S::open(&config.pool).await?;
-        let app = web::Data::from(Arc::new(App::<S, C>::new(store.clone(), identity)));
         let workers = config.workers;
         let shared = blocking.is_some() && config.blocking_pool == Some(BlockingPool::Shared);
         let shared_pool = shared.then(tokio::runtime::Handle::current);
+        // The framework's layout: one store, opened here and shared by the workers. The
+        // per-core layout: each worker's own share, opened on the worker as it starts
+        // (`App::data_factory` runs there), so its sockets are driven by that worker.
+        let (shared_store, per_worker) = match config.layout {
+            Layout::Framework => (Some(S::open(&config.pool).await?), None),
+            Layout::PerCore => (None, Some(PerWorker::new(config.per_core()?))),
+        };
+        let app = shared_store
+            .as_ref()
+            .map(|store| web::Data::from(Arc::new(App::<S, C>::new(store.clone(), identity))));
+        let opening = per_worker.clone();
         let mut server = HttpServer::new(move || {
             // Runs on each worker thread, once, before it serves.
             SHARED_POOL.set(shared_pool.clone());
-            actix_web::App::new().app_data(app.clone()).configure(configure::<S, C>)
+            let routes = actix_web::App::new().configure(configure::<S, C>);
+            match (&app, &opening) {
+                (Some(app), _) => routes.app_data(app.clone()),
+                (None, Some(opening)) => {
+                    let opening = opening.clone();
+                    routes.data_factory(move || opening.clone().open::<S, C>(identity))
+                }
+                (None, None) => unreachable!("a store or a share for each worker"),
+            }
         })
         .workers(workers)
         // As the other stacks: responses go out in one write, Nagle would only delay them.
@@ -117,11 +142,54 @@ pub fn serve<S: Store, C: Codec>(
             shutdown.await;
             handle.stop(true).await;
         });
-        tracing::info!(service = identity.service, "ready");
-        server.await?;
-        store.close().await;
+        tracing::info!(service = identity.service, layout = config.layout.name(), "ready");
+        let served = server.await;
+        if let Some(error) = per_worker.as_ref().and_then(PerWorker::failure) {
+            return Err(error);
+        }
+        served?;
+        if let Some(store) = shared_store {
+            store.close().await;
+        }
         Ok(())
     })
+}
+
+/// The per-core layout's pools, handed out one to each worker as it starts, and the first
+/// failure to open one (actix only logs a failed factory; the server then says which).
+#[derive(Clone)]
+struct PerWorker {
+    shares: Arc<Vec<bookstore_domain::store::PoolSettings>>,
+    next: Arc<std::sync::atomic::AtomicUsize>,
+    failed: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl PerWorker {
+    fn new(shares: Vec<(bookstore_domain::store::PoolSettings, Option<usize>)>) -> Self {
+        Self {
+            shares: Arc::new(shares.into_iter().map(|(pool, _)| pool).collect()),
+            next: Arc::default(),
+            failed: Arc::default(),
+        }
+    }
+
+    /// The next worker's store and App, opened on that worker.
+    async fn open<S: Store, C: Codec>(self, identity: Identity) -> Result<App<S, C>, String> {
+        let index = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pool = &self.shares[index % self.shares.len()];
+        match S::open(pool).await {
+            Ok(store) => Ok(App::new(store, identity)),
+            Err(error) => {
+                let error = error.to_string();
+                self.failed.lock().map(|mut f| f.get_or_insert(error.clone()).clone()).ok();
+                Err(error)
+            }
+        }
+    }
+
+    fn failure(&self) -> Option<anyhow::Error> {
+        self.failed.lock().ok()?.clone().map(anyhow::Error::msg)
+    }
 }
 
 /// The routes of SPEC §3.

@@ -6,7 +6,8 @@
 //! fallbacks (answered with the contract's JSON errors instead of axum's empty or plain
 //! text bodies; axum adds the `Allow` header), reading the checkout body up to 16 KiB, and
 //! serving on tokio's multi-thread runtime with `workers` threads (plus at most
-//! `blocking_threads` for `spawn_blocking`, used by blocking stores). Connections are
+//! `blocking_threads` for `spawn_blocking`, used by blocking stores) — or, `--layout
+//! per-core`, on one current-thread runtime per worker (`bookstore_http_serve::serve_per_core`). Connections are
 //! accepted by `bookstore-http-serve` rather than `axum::serve`, which cannot set a
 //! header-read or idle timeout. Everything else is [`bookstore_app::App`].
 
@@ -19,6 +20,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
+use bookstore_app::stacks::Layout;
 use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
 use bookstore_codec::Codec;
 use bookstore_domain::store::Store;
@@ -38,6 +40,19 @@ pub fn serve<S: Store, C: Codec>(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    if config.layout == Layout::PerCore {
+        let make_service = |app: Arc<App<S, C>>| {
+            let router = router(app);
+            move || hyper_util::service::TowerToHyperService::new(router.clone())
+        };
+        return bookstore_http_serve::serve_per_core(
+            identity,
+            listener,
+            &config,
+            shutdown,
+            make_service,
+        );
+    }
     config.tokio_runtime(&identity)?.block_on(async move {
         let store = S::open(&config.pool).await?;
         let app = Arc::new(App::<S, C>::new(store.clone(), identity));

@@ -3,7 +3,8 @@
 //! nine paths. Generic over store and serializer like the other adapters.
 //!
 //! What is hyper's (or ours instead of a framework's) here: serving on tokio's
-//! multi-thread runtime with `workers` threads (connections accepted by
+//! multi-thread runtime with `workers` threads (or one current-thread runtime per worker,
+//! `--layout per-core`) (connections accepted by
 //! `bookstore-http-serve`, as for axum); matching paths and methods (405 with an `Allow`
 //! header, 404 otherwise, both as the contract's JSON errors); reading the checkout body up
 //! to 16 KiB. Everything else is [`bookstore_app::App`].
@@ -11,6 +12,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use bookstore_app::stacks::Layout;
 use bookstore_app::{App, CONTENT_TYPE_JSON, Identity, Reply, ServerConfig, Shutdown, routes};
 use bookstore_codec::Codec;
 use bookstore_domain::store::Store;
@@ -34,22 +36,41 @@ pub fn serve<S: Store, C: Codec>(
     config: ServerConfig,
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
+    if config.layout == Layout::PerCore {
+        return bookstore_http_serve::serve_per_core(
+            identity,
+            listener,
+            &config,
+            shutdown,
+            |app: Arc<App<S, C>>| move || service(Arc::clone(&app)),
+        );
+    }
     config.tokio_runtime(&identity)?.block_on(async move {
         let store = S::open(&config.pool).await?;
         let app = Arc::new(App::<S, C>::new(store.clone(), identity));
         listener.set_nonblocking(true)?;
         let listener = tokio::net::TcpListener::from_std(listener)?;
         tracing::info!(service = identity.service, "ready");
-        let make_service = || {
-            let app = Arc::clone(&app);
-            service_fn(move |request| {
-                let app = Arc::clone(&app);
-                async move { Ok::<_, Infallible>(handle(&app, request).await) }
-            })
-        };
+        let make_service = || service(Arc::clone(&app));
         bookstore_http_serve::serve(listener, make_service, config.client_timeout, shutdown).await;
         store.close().await;
         Ok(())
+    })
+}
+
+/// One connection's service over `app`.
+fn service<S: Store, C: Codec>(
+    app: Arc<App<S, C>>,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<Full<Bytes>>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send,
+> + Send
++ 'static {
+    service_fn(move |request| {
+        let app = Arc::clone(&app);
+        async move { Ok::<_, Infallible>(handle(&app, request).await) }
     })
 }
 

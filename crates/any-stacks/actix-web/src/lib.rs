@@ -6,7 +6,7 @@
 //!     --database-url postgres://postgres@127.0.0.1:5432/bookstore
 //! ```
 //!
-//! Listens on the triple's registry port (8109–8117 for this framework's nine) by default; the
+//! Listens on the triple's registry port (8112–8123 for this framework's twelve) by default; the
 //! routes are SPEC §3's.
 //! Threads as in the actix presets: `--workers` actix workers, each a single-threaded
 //! runtime; with `--access diesel`, each call handed whole to `actix_web::web::block`, as

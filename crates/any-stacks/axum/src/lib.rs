@@ -6,7 +6,7 @@
 //!     --database-url postgres://postgres@127.0.0.1:5432/bookstore
 //! ```
 //!
-//! Listens on the triple's registry port (8100–8108 for this framework's nine) by default; the
+//! Listens on the triple's registry port (8100–8111 for this framework's twelve) by default; the
 //! routes are SPEC §3's.
 //! Threads as in the axum presets: tokio's multi-thread runtime with `--workers` threads;
 //! with `--access diesel`, each call handed whole to `spawn_blocking` (at most

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 /// One `#[tokio::test]` per stack under test (the presets and the composed ones), each `check`ing the stack spawned with
 /// `adjust` (both defined where this expands).
 macro_rules! tests_per_stack {
-    ($(($constant:ident, $krate:ident, $($rest:tt)*),)+) => {
+    ($(($constant:ident, $krate:ident $($rest:tt)*),)+) => {
         $(
             #[tokio::test]
             async fn $krate() {
@@ -43,6 +43,26 @@ macro_rules! conformance {
 
             bookstore_app::for_each_stack!(tests_per_stack);
             bookstore_conformance::for_each_composed_under_test!(tests_per_stack);
+
+            /// The sample in the per-core layout: the behaviour's own configuration, then
+            /// the layout.
+            mod per_core {
+                #[allow(unused_imports)]
+                use super::*;
+
+                fn adjust(config: &mut ServerConfig) {
+                    super::adjust(config);
+                    config.layout = bookstore_app::stacks::Layout::PerCore;
+                    // Each worker has a blocking pool of its own in this layout: one shared
+                    // by all is the other layout, which actix-web refuses to mix with it.
+                    config.blocking_pool = None;
+                    // A pool of its own per worker: a behaviour with fewer connections
+                    // than workers runs with one worker per connection.
+                    config.workers = config.workers.min(config.pool.max_connections as usize);
+                }
+
+                bookstore_conformance::for_each_per_core_under_test!(tests_per_stack);
+            }
         }
     };
 }

@@ -34,11 +34,13 @@ macro_rules! per_stack {
             async fn check($stack: &Stack) $body
 
             bookstore_app::for_each_stack!(tests_per_stack);
-            // diesel-async, the access no preset has, on two frameworks: tokio's runtime
-            // and actix's workers, whose pools run on another runtime.
+            // diesel-async and tokio-postgres, the accesses no preset has: diesel-async on
+            // two frameworks (tokio's runtime, and actix's workers, whose pools run on
+            // another runtime), tokio-postgres on axum.
             tests_per_stack! {
                 (AXUM_SERDE_JSON_DIESEL_ASYNC, axum_serde_json_diesel_async,),
                 (ACTIX_WEB_SERDE_JSON_DIESEL_ASYNC, actix_web_serde_json_diesel_async,),
+                (AXUM_SERDE_JSON_TOKIO_POSTGRES, axum_serde_json_tokio_postgres,),
             }
         }
     };

@@ -1,6 +1,6 @@
 //! SPEC §1's pool parity rules, checked on the three stores through the `Store` interface
 //! the servers use: each test body is generic and runs once per store (`sqlx_store::…`,
-//! `diesel_store::…`, `diesel_async_store::…`).
+//! `diesel_store::…`, `diesel_async_store::…`, `tokio_postgres_store::…`).
 
 use std::time::Duration;
 
@@ -103,6 +103,12 @@ macro_rules! for_each_store {
             $(#[tokio::test]
             async fn $test() {
                 super::$test::<bookstore_store_diesel_async::DieselAsyncStore>().await
+            })+
+        }
+        mod tokio_postgres_store {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test::<bookstore_store_tokio_postgres::TokioPostgresStore>().await
             })+
         }
     };

@@ -17,7 +17,7 @@
 //! the rows back; the worker stays free for other requests meanwhile. Against
 //! `axum-serde-sqlx` the pair changes the access style — this hand-off, waking a blocking
 //! thread and waking the worker again — and the library with it; the composed
-//! `axum+serde_json+diesel-async` changes the style alone (docs/factorial.md).
+//! `axum+serde_json+diesel-async` changes the style alone (docs/findings.md, "The factorial study").
 
 use bookstore_app::stacks::StackInfo;
 use bookstore_app::{ServerConfig, Shutdown};
