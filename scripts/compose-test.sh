@@ -22,7 +22,7 @@ source scripts/lib.sh
 
 skip() { say "skipped: $*"; exit 0; }
 
-[ "$(id -u)" = 0 ] || skip "needs root to run a Docker engine (run as root, or run the compose file by hand: docs/deployment.md, \"With Docker\")"
+[ "$(id -u)" = 0 ] || skip "needs root to run a Docker engine (run as root, or run the compose file by hand: docs/running.md, \"With Docker\")"
 [ -d /sys/fs/cgroup ] && [ -n "$(ls -A /sys/fs/cgroup 2>/dev/null)" ] || skip "no cgroups mounted at /sys/fs/cgroup: no container engine can run here"
 # Installed without letting a package start its own daemon (apt_install_quietly): on a
 # systemd host docker.io would start a dockerd with its firewall rules, and this script
@@ -167,7 +167,7 @@ for port in "${ports[@]}"; do
 done
 step "every stack answers on its published port"
 
-# The loadgen service, as docs/deployment.md runs it, with the suite shortened: the stacks pass the
+# The loadgen service, as docs/running.md ("With Docker") runs it, with the suite shortened: the stacks pass the
 # contract check, checkouts are audited, results and page are written — as an unprivileged
 # user into a directory of this run.
 mkdir -p "$work/summary"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The database microbenchmarks (see docs/dbbench.md): builds dbbench
+# The database microbenchmarks (see docs/findings.md, "Database access without HTTP"): builds dbbench
 # in release and runs it on a throwaway PostgreSQL — CRUD operations over pool sizes ×
 # workers, bulk insert strategies, the batch job, threads against tasks; the bulk
 # strategies and the batch job on MariaDB (a throwaway server; its binary and client library

@@ -2,7 +2,7 @@
 # Several hosts for real, on one machine: PostgreSQL, one stack and two load-generator
 # shards, each in a network namespace of its own with its own address, joined by veth pairs
 # to a bridge — traffic crosses real (virtual) interfaces and the kernel's bridge, not
-# loopback. Read it as the recipe of docs/deployment.md's "Across machines", step by step; run by
+# loopback. Read it as the recipe of docs/running.md's "Across machines", step by step; run by
 # `loadgen/tests/suite` (multihost) as the test that the sharded client works across hosts.
 #
 #   scripts/multihost.sh [--bin-dir target/release] [--out DIR]

@@ -19,7 +19,7 @@ noise the verdicts fight. This script splits that spread by what could cause it:
   is the sd that, added to that error, best explains how far the means fall from 0 (a
   maximum-likelihood fit over every twin cell of at least MIN_TWIN_ROUNDS rounds in the
   files given, each cell's own round-to-round variance fitted with it), and the share of twin cells outside their 95% interval without and with it
-  (bookstore_stats::PROCESS_SD is this figure, from the kept runs docs/noise.md names);
+  (bookstore_stats::PROCESS_SD is this figure, from the kept runs docs/method.md names in "Two processes");
 - the equal-load p99 (the fixed-load phase), per file: the per-window spread of ln p99
   around the additive fit ln p99 = stack + round (the model the page judges the p99s by,
   `Residual` in crates/stats; here over every window with a p99, where the page also drops a
@@ -32,8 +32,8 @@ noise the verdicts fight. This script splits that spread by what could cause it:
   drift, the residual |e| of a round would grow with that gap; if it were white at the
   window scale, it would not, and only longer windows (or more of them) would help.
 
-Usage: scripts/noise-study.py summary/results/<run>.json [...]   (docs/noise.md has the
-figures of the kept runs and the command that made them.)
+Usage: scripts/noise-study.py summary/results/<run>.json [...]   (docs/method.md, "Where the noise lives",
+has the figures of the kept runs.)
 """
 
 import json

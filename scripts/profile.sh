@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiles the stacks (see docs/performance.md): per stack and GET scenario, the CPU
+# Profiles the stacks (see docs/findings.md, "Where the CPU goes"): per stack and GET scenario, the CPU
 # microseconds of one request in the server, PostgreSQL and the client, and the server's
 # split by where the time goes (framework, JSON, pool, driver, blocking hand-off, kernel...),
 # from `perf record -a` over a fixed window of load on a throwaway seeded database.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runtime worker threads by measurement (docs/performance.md): each stack started with
+# Runtime worker threads by measurement (docs/findings.md, "Where the CPU goes"): each stack started with
 # --workers W for W in WORKERS, `loadgen http` on each path, over ROUNDS rounds whose worker
 # order rotates (this machine drifts by tens of percent within minutes: a fixed order would
 # hand that drift to the last setting). Prints the median req/s per stack, path and W.

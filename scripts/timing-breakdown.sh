@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Where a request's time goes inside the servers (docs/performance.md, "The blocking stacks'
-# tails"). Starts a throwaway database, then runs each configuration in turn over ROUNDS
+# Where a request's time goes inside the servers (docs/findings.md, "Where the CPU goes").
+# Starts a throwaway database, then runs each configuration in turn over ROUNDS
 # rounds whose order rotates: the stack started with --timing-file (bookstore-timing: the
 # store call, and for a blocking store its wait for a thread, for a connection, the query and
 # the hand-back to the async worker), `loadgen http --scenario` at CONCURRENCY for DURATION,

@@ -3,16 +3,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The registry's stack names, for clap: the presets' shown in `--help`, every composed
-/// triple's (`framework+serializer+access`) accepted but not listed; a wrong one is a usage
-/// error (exit 2) with the closest name suggested.
+/// The registry's stack names, for clap: the presets' shown in `--help`; every composed
+/// triple's (`framework+serializer+access`) and every name in the per-core layout
+/// (`…@per-core`) accepted but not listed; a wrong one is a usage error (exit 2) with the
+/// closest name suggested.
 pub(crate) fn stack_names() -> clap::builder::PossibleValuesParser {
-    use bookstore_registry::stacks;
-    let presets = stacks::ALL.iter().map(|s| clap::builder::PossibleValue::new(s.identity.service));
+    use bookstore_registry::stacks::{self, Layout};
+    use clap::builder::PossibleValue;
+    let presets = stacks::ALL.iter().map(|s| PossibleValue::new(s.identity.service));
+    let per_core = stacks::ALL.iter().map(|s| s.in_layout(Layout::PerCore).identity.service);
     let composed = stacks::composed()
         .iter()
-        .map(|s| clap::builder::PossibleValue::new(s.identity.service).hide(true));
-    clap::builder::PossibleValuesParser::new(presets.chain(composed))
+        .flat_map(|s| [s.identity.service, s.in_layout(Layout::PerCore).identity.service]);
+    let hidden = per_core.chain(composed).map(|name| PossibleValue::new(name).hide(true));
+    clap::builder::PossibleValuesParser::new(presets.chain(hidden))
 }
 
 /// The scenarios' names, likewise.
@@ -25,7 +29,8 @@ pub(crate) fn scenario_names() -> clap::builder::PossibleValuesParser {
 #[derive(clap::Args)]
 pub(crate) struct SuiteArgs {
     /// Stacks to measure, comma-separated: presets, or any framework+serializer+access
-    /// triple such as `axum+sonic-rs+diesel-async` (`loadgen stacks --composed` lists them)
+    /// triple such as `axum+sonic-rs+diesel-async` (`loadgen stacks --composed` lists them),
+    /// each in the per-core layout with `@per-core` (`axum-serde-sqlx@per-core`)
     /// [default: the five presets].
     #[arg(long, value_delimiter = ',', value_parser = stack_names())]
     pub(crate) stacks: Vec<String>,
@@ -434,4 +439,59 @@ pub(crate) struct StudyArgs {
     /// win where a flag takes one value).
     #[arg(last = true)]
     pub(crate) suite: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct AbArgs {
+    /// A: a running server's URL (http://host:port), a stack of the registry
+    /// (`loadgen stacks --composed`), or a command that starts a server keeping the contract
+    /// ('path/to/binary --flag value': it is given --bind and DATABASE_URL as a stack is).
+    pub(crate) a: String,
+    /// B, likewise.
+    #[arg(required_unless_present = "twin")]
+    pub(crate) b: Option<String>,
+    /// Ask A against itself (a second process where the run starts A): a calibration, whose
+    /// answer should be "not distinguishable".
+    #[arg(long, conflicts_with = "b")]
+    pub(crate) twin: bool,
+    /// The scenario both are asked [default: bookById].
+    #[arg(long, value_parser = scenario_names(), conflicts_with = "path")]
+    pub(crate) scenario: Option<String>,
+    /// Instead of a scenario, one request: its path (any 2xx with a complete body is a
+    /// success), with -m, -H and -d as `loadgen http` takes them.
+    #[arg(long)]
+    pub(crate) path: Option<String>,
+    /// The request's method [default: GET, or POST with a body].
+    #[arg(short = 'm', long, requires = "path")]
+    pub(crate) method: Option<String>,
+    /// A header of the request, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER", requires = "path")]
+    pub(crate) headers: Vec<String>,
+    /// The request's body.
+    #[arg(short = 'd', long = "data", value_name = "BODY", requires = "path")]
+    pub(crate) data: Option<String>,
+    #[command(flatten)]
+    pub(crate) settings: bookstore_record::ab::AbSettings,
+    #[command(flatten)]
+    pub(crate) servers: ServerFlags,
+    /// Fully validate one accepted response in this many per connection.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) validate_every: u64,
+    /// An existing PostgreSQL server for the sides the run starts (its user needs CREATEDB),
+    /// or a URL side's database, restored before each window of a write scenario.
+    #[arg(long)]
+    pub(crate) database_url: Option<String>,
+    /// Where a throwaway server comes from: `binaries` or `testcontainers`.
+    #[arg(long, default_value = "binaries", value_parser = parse_provider)]
+    pub(crate) db_provider: bookstore_fixture::Provider,
+    /// The results file [default: summary/results/ab-<UTC time>.json].
+    #[arg(long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Exit with status 3 when B is slower than A by more than PCT percent and the method
+    /// calls it (for CI pipelines).
+    #[arg(long, value_name = "PCT")]
+    pub(crate) fail_on_regression: Option<f64>,
+    /// Also write the answer as a page (HTML) here.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
 }

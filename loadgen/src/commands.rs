@@ -83,6 +83,11 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         measurement.max_rounds = 0;
     }
     measurement.check().map_err(anyhow::Error::msg)?;
+    if measurement.tail_question.is_some() && (args.no_equal_load || args.shard.is_some()) {
+        anyhow::bail!(
+            "--tail-question asks its question of the fixed-load rounds: not with --no-equal-load or --shard"
+        );
+    }
     let id = bookstore_record::environment::file_stamp();
     let shard = match (&args.shard, args.start_at) {
         (Some(spec), Some(start_at)) => Some(
@@ -93,6 +98,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
     };
     let id = match shard {
         Some(shard) => format!("{id}-shard{}of{}", shard.index, shard.count),
+        None if measurement.tail_question.is_some() => format!("{id}-tail-question"),
         None => id,
     };
     let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
@@ -428,6 +434,78 @@ fn add_per_stack<T: Ord + Copy>(
         }
     }
     Ok(())
+}
+
+/// `loadgen ab`: the sides, the request and the settings typed, the question run, the
+/// answer printed; 3 with --fail-on-regression when B is called slower by more than it.
+pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
+    use bookstore_runner::ab::{AbOptions, Side};
+    use bookstore_runner::http::{RequestSpec, Target};
+    let a = Side::parse(&args.a).map_err(|e| anyhow::anyhow!("A: {e}"))?;
+    let b = match &args.b {
+        Some(b) => Side::parse(b).map_err(|e| anyhow::anyhow!("B: {e}"))?,
+        None => a.clone(),
+    };
+    let (request, path) = match &args.path {
+        Some(path) => (
+            Target::Request(RequestSpec {
+                method: args.method.clone(),
+                headers: args.headers.clone(),
+                body: args.data.clone().map(String::into_bytes),
+            }),
+            path.clone(),
+        ),
+        None => {
+            let name = args.scenario.as_deref().unwrap_or("bookById");
+            let scenario =
+                bookstore_client::scenario::Scenario::parse(name).map_err(anyhow::Error::msg)?;
+            (Target::Scenario(scenario), String::new())
+        }
+    };
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "summary/results/ab-{}.json",
+            bookstore_record::environment::file_stamp()
+        ))
+    });
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let stop = bookstore_runner::console::signal::stop_on_signal(
+        "loadgen",
+        "stopping after this window; the answer so far is kept",
+    );
+    let options = AbOptions {
+        sides: [a, b],
+        request,
+        path,
+        settings: args.settings.clone(),
+        tuning: args.servers.tuning(),
+        bin_dir: args.servers.bin_dir.clone(),
+        client_workers: args.servers.client_workers(),
+        validate_every: args.validate_every,
+        database_url: args.database_url.clone(),
+        db_provider: args.db_provider,
+        output: output.clone(),
+        workspace: std::env::current_dir()?,
+        command_line: std::env::args().collect(),
+        build: bookstore_record::build_identity!(),
+        stop,
+    };
+    let results = bookstore_runner::ab::run(&options)?;
+    print!("{}", bookstore_report::ab::text(&results));
+    println!("results: {}", output.display());
+    if let Some(page) = &args.report {
+        bookstore_runner::console::write_output(page, &bookstore_report::ab::html(&results)?)?;
+        println!("page: {}", page.display());
+    }
+    if results.ended_by == "interrupted" {
+        return Ok(bookstore_record::outcome::EXIT_INTERRUPTED);
+    }
+    let regressed = |pct: f64| {
+        results.rate.as_ref().is_some_and(|r| r.verdict == "lower" && r.ratio < 1.0 - pct / 100.0)
+    };
+    Ok(if args.fail_on_regression.is_some_and(regressed) { 3 } else { 0 })
 }
 
 #[cfg(test)]

@@ -41,6 +41,11 @@ enum Command {
     /// and a write audit after each; `--soak` runs a long mixed load instead, watching
     /// memory, descriptors and threads. Writes the results and the reliability page.
     Faults(Box<FaultsArgs>),
+    /// One question, answered as precisely as asked: is B faster than A at this request, and
+    /// by how much? Windows alternate A B B A; a side the run starts is restarted every few
+    /// rounds; it stops when the interval of B ÷ A is within --precision (or --budget is
+    /// spent), and prints the answer in words with its interval.
+    Ab(Box<AbArgs>),
     /// Run a study: a declared plan of suite runs (`loadgen study --list` names them), one
     /// design, or several alternated run by run; arguments after `--` go to every run.
     Study(StudyArgs),
@@ -74,6 +79,7 @@ fn main() -> ExitCode {
         Command::Http(args) => http(*args),
         Command::Faults(args) => faults(*args),
         Command::Study(args) => run_study(&args),
+        Command::Ab(args) => ab(*args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
             Ok(0)

@@ -62,6 +62,11 @@ pub(crate) const STUDIES: &[Study] = &[
         plan: factorial,
     },
     Study {
+        name: "layout",
+        about: "every framework × access in its framework's runtime layout and per-core (serde_json), a twin, in the same shuffled rounds: framework against layout, and each access against the fastest database path",
+        plan: layout,
+    },
+    Study {
         name: "capacity",
         about: "each preset's capacity at a latency objective (p99 ≤ 10 ms): a rate ladder after the closed loop",
         plan: capacity,
@@ -139,6 +144,43 @@ fn factorial(scale: Scale) -> Plan {
     let mut flags = flags(&["--stacks", &stacks.join(","), "--schedule", "shuffled"]);
     flags.extend(fixed(scenarios, concurrency, rounds, duration, warmup));
     flags.extend(self::flags(&["--no-equal-load", "--no-ceilings", "--no-twin"]));
+    Plan { composed: true, ..Plan::one(flags) }
+}
+
+/// The layout study: framework × runtime layout × access at one serializer (serde_json,
+/// whose cost the factorial study measured apart), a full grid — 24 stacks at full scale,
+/// few enough that no fraction is needed — and a twin of the first, so that a difference of
+/// layouts is read beside the difference of two processes of one binary.
+fn layout(scale: Scale) -> Plan {
+    use bookstore_registry::stacks::{ACCESSES, FRAMEWORKS, Layout};
+    let tiny = scale == Scale::Tiny;
+    let frameworks: Vec<&str> =
+        if tiny { vec!["axum", "actix-web"] } else { FRAMEWORKS.iter().map(|f| f.tag).collect() };
+    let accesses: Vec<&str> =
+        if tiny { vec!["sqlx"] } else { ACCESSES.iter().map(|a| a.tag).collect() };
+    let mut stacks = Vec::new();
+    for framework in &frameworks {
+        for layout in Layout::ALL {
+            for access in &accesses {
+                let suffix = match layout {
+                    Layout::Framework => String::new(),
+                    layout => format!("@{}", layout.name()),
+                };
+                stacks.push(format!("{framework}+serde_json+{access}{suffix}"));
+            }
+        }
+    }
+    let (scenarios, concurrency, rounds, duration, warmup) = if tiny {
+        ("smallJson,bookById", "8", "2", "200ms", "50ms")
+    } else {
+        ("smallJson,bookById,bookList500,checkoutCreate", "128", "8", "500ms", "200ms")
+    };
+    let mut flags = flags(&["--stacks", &stacks.join(","), "--schedule", "shuffled"]);
+    flags.extend(fixed(scenarios, concurrency, rounds, duration, warmup));
+    flags.extend(self::flags(&["--no-equal-load", "--twin", &stacks[0]]));
+    if tiny {
+        flags.push("--no-ceilings".to_owned());
+    }
     Plan { composed: true, ..Plan::one(flags) }
 }
 
@@ -328,11 +370,29 @@ mod tests {
         assert!(plan.composed);
         let flags = &plan.designs[0].flags;
         let stacks: Vec<&str> = value(flags, "--stacks").split(',').collect();
-        assert_eq!(stacks.len(), 27 + 5);
+        use bookstore_registry::stacks::{ACCESSES, FRAMEWORKS, SERIALIZERS};
+        assert_eq!(stacks.len(), FRAMEWORKS.len() * SERIALIZERS.len() * ACCESSES.len() + 5);
         assert_eq!(value(flags, "--schedule"), "shuffled");
         assert_eq!((value(flags, "--rounds"), value(flags, "--max-rounds")), ("8", "8"));
         let tiny = factorial(Scale::Tiny);
         assert_eq!(value(&tiny.designs[0].flags, "--stacks").split(',').count(), 8 + 1);
+    }
+
+    #[test]
+    fn the_layout_study_measures_every_framework_and_access_in_both_layouts_with_a_twin() {
+        let plan = layout(Scale::Full);
+        assert!(plan.composed);
+        let flags = &plan.designs[0].flags;
+        let stacks: Vec<&str> = value(flags, "--stacks").split(',').collect();
+        assert_eq!(stacks.len(), 3 * 2 * 4);
+        assert!(stacks.contains(&"actix-web+serde_json+tokio-postgres@per-core"));
+        assert!(stacks.contains(&"hyper+serde_json+diesel"));
+        for name in &stacks {
+            bookstore_registry::stacks::find(name).unwrap();
+        }
+        assert_eq!(value(flags, "--twin"), "axum+serde_json+sqlx");
+        assert_eq!(value(flags, "--scenarios"), "smallJson,bookById,bookList500,checkoutCreate");
+        assert_eq!(value(flags, "--schedule"), "shuffled");
     }
 
     #[test]

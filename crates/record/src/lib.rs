@@ -2,7 +2,7 @@
 //! the judgements a reader needs before trusting a number in them.
 //!
 //! - [`results`]: the suite's results document (`crates/record/RESULTS.md` documents every field).
-//! - [`faults`]: `loadgen faults`' results document.
+//! - [`faults`]: `loadgen faults`' results document; [`ab`]: `loadgen ab`'s.
 //! - [`warnings`]: reasons not to trust a number, with what to do; the gates that
 //!   disqualify a cell.
 //! - [`metric`]: which rate ranks a scenario's stacks.
@@ -19,6 +19,7 @@
 //! It depends on the load client's types ([`bookstore_client`]) and on nothing that runs:
 //! the flags of its measurement settings are parsed only with its `cli` feature.
 
+pub mod ab;
 pub mod document;
 pub mod environment;
 pub mod faults;

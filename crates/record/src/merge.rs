@@ -357,6 +357,7 @@ mod tests {
                     request_timeout: Duration::from_secs(10),
                     durable: false,
                     schedule: crate::results::Schedule::Grouped,
+                    tail_question: None,
                 },
                 warmup_max_seconds: None,
                 window_max_seconds: None,

@@ -122,7 +122,7 @@ fn row(dataset: &Dataset<'_>, scenario: &str, baseline: &str, changed: &str) -> 
             .map(|rate| {
                 Family::equal_load_p99(dataset, scenario, rate)
                     .compare(baseline, changed)
-                    .map(ComparisonText::from)
+                    .map(ComparisonText::tail)
             })
             .collect(),
     }

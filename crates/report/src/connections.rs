@@ -77,7 +77,7 @@ struct SlopeRow {
     /// "12.3 [11.0–13.6]" KiB per connection, or "–".
     kib_per_connection: String,
     /// Each round's slope, KiB, in round order: "15.9, 17.9, 19.2" (a trend over the rounds
-    /// is the allocator keeping the previous hold's memory; docs/connections.md).
+    /// is the allocator keeping the previous hold's memory; docs/findings.md, "Idle connections").
     kib_by_round: String,
     rounds: usize,
 }

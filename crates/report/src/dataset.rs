@@ -113,6 +113,13 @@ impl<'a> Dataset<'a> {
             .map_or(bookstore_stats::Looks::fixed(0), |run| run.settings.measurement.looks())
     }
 
+    /// The level the fixed-load p99 families are judged at, as the first run planned it.
+    pub(crate) fn equal_load_q(&self) -> f64 {
+        self.runs.first().map_or(bookstore_stats::FALSE_DISCOVERY_RATE, |run| {
+            run.settings.measurement.equal_load_q()
+        })
+    }
+
     pub(crate) fn new(runs: &'a [RunResults]) -> Self {
         let mut stacks: Vec<String> = Vec::new();
         let mut scenarios: Vec<String> = Vec::new();

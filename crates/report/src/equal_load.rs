@@ -77,7 +77,7 @@ fn blocking_tails(dataset: &Dataset<'_>, family: &Family) -> Option<BlockingTail
             Some(BlockingTail {
                 stack: (*stack).to_owned(),
                 within_twice: comparison.high < 2.0,
-                comparison: comparison.into(),
+                comparison: ComparisonText::tail(comparison),
             })
         })
         .collect();
@@ -208,7 +208,7 @@ fn table(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Option<RateTable>
                     cell.against_first = (stack != first)
                         .then(|| family.compare(first, stack))
                         .flatten()
-                        .map(ComparisonText::from);
+                        .map(ComparisonText::tail);
                 }
             }
             Row { stack: stack.clone(), colour: colour(dataset, stack), cell }

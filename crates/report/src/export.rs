@@ -131,19 +131,10 @@ impl Row {
             vs_first_ratio: comparison.map(|c| c.ratio),
             vs_first_low: comparison.map(|c| c.low),
             vs_first_high: comparison.map(|c| c.high),
-            standing: comparison.map_or("", |c| verdict_name(c.verdict)),
+            standing: comparison.map_or("", |c| c.verdict.name()),
             axis: Some(axis),
             ..Self::blank(scenario, load, label)
         }
-    }
-}
-
-/// A verdict as the rows name it.
-fn verdict_name(verdict: bookstore_stats::Verdict) -> &'static str {
-    match verdict {
-        bookstore_stats::Verdict::Higher => "higher",
-        bookstore_stats::Verdict::Lower => "lower",
-        bookstore_stats::Verdict::NotDistinguishable => "not_distinguishable",
     }
 }
 
@@ -519,6 +510,21 @@ pub(crate) fn contrast_cell(row: &Row) -> String {
     }
 }
 
+/// Whether an equal-load row's comparison is a tail too wide to show as a ratio
+/// ([`crate::text::tail_too_wide`]).
+pub(crate) fn tail_too_wide(row: &Row) -> bool {
+    match (row.load, row.vs_first_low, row.vs_first_high) {
+        ("equal_load", Some(low), Some(high)) => {
+            // A twin's standing is "twin" whatever its verdict: called when its interval
+            // leaves out 1.
+            let called = matches!(row.standing, "higher" | "lower" | "behind")
+                || (row.standing == "twin" && !(low <= 1.0 && 1.0 <= high));
+            crate::text::tail_too_wide(called, low, high)
+        }
+        _ => false,
+    }
+}
+
 /// One stack's cell of a Markdown table.
 fn markdown_cell(row: &Row) -> String {
     let value = match row.load {
@@ -532,9 +538,15 @@ fn markdown_cell(row: &Row) -> String {
     };
     match (row.standing, value, comparison) {
         ("best" | "lead", Some(value), None) => format!("**{value}** {}", row.standing),
+        (_, Some(value), Some(_)) if tail_too_wide(row) => {
+            format!("{value}, {}", crate::text::CANNOT_COMPARE)
+        }
         (standing, _, Some((ratio, low, high))) => {
             let interval = format!("{}× [{}–{}]", digits(ratio), digits(low), digits(high));
-            if standing == "lead" { format!("≈ {interval}") } else { interval }
+            // A twin's standing is "twin" whatever its verdict: not distinguishable from
+            // its stack when its interval holds 1.
+            let twin_alike = standing == "twin" && low <= 1.0 && 1.0 <= high;
+            if standing == "lead" || twin_alike { format!("≈ {interval}") } else { interval }
         }
         ("disqualified", _, _) => "disqualified".to_owned(),
         // A capacity's bound, in its own words up to its rounds: "objective not met at ≥ …".
@@ -579,5 +591,25 @@ mod tests {
         assert_eq!(text.matches("**What each axis costs").count(), 2, "{text}");
         let at_256 = text.split("c = 256").nth(1).unwrap();
         assert!(at_256.contains("| serializer | sonic-rs ÷ serde_json | ≈ 1.10× [0.990–1.21] | ≈ 0.800× [0.720–0.880] |"), "{text}");
+    }
+
+    #[test]
+    fn a_twins_cell_is_marked_alike_when_its_interval_holds_one_and_its_tail_when_called() {
+        let twin = |load: &'static str, low: f64, high: f64| Row {
+            standing: "twin",
+            vs_first_ratio: Some((low * high).sqrt()),
+            vs_first_low: Some(low),
+            vs_first_high: Some(high),
+            rate_rps_median: Some(100.0),
+            p99_us_median: Some(5_000.0),
+            ..Row::blank("bookById", load, "axum-serde-sqlx.twin".to_owned())
+        };
+        assert!(markdown_cell(&twin("saturation", 0.98, 1.09)).starts_with("≈ "));
+        assert!(!markdown_cell(&twin("saturation", 1.02, 1.09)).starts_with("≈ "));
+        // A called twin's tail keeps its ratio however wide; one not called and wider than
+        // 2× is not shown as a ratio.
+        assert!(!tail_too_wide(&twin("equal_load", 0.123, 0.894)));
+        assert!(tail_too_wide(&twin("equal_load", 0.5, 3.0)));
+        assert!(markdown_cell(&twin("equal_load", 0.5, 3.0)).contains("cannot compare"));
     }
 }

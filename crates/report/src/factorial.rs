@@ -18,8 +18,12 @@
 
 use std::collections::BTreeMap;
 
-use bookstore_registry::stacks::{self, ACCESSES, Axis, FRAMEWORKS, Kind, SERIALIZERS, StackInfo};
-use bookstore_stats::factorial::{Cell, Grid, Interaction, judge_effects, judge_interactions};
+use bookstore_registry::stacks::{
+    self, ACCESSES, Axis, FRAMEWORKS, Kind, Layout, SERIALIZERS, StackInfo,
+};
+use bookstore_stats::factorial::{
+    Cell, Grid, Interaction, judge_effects_within, judge_interactions,
+};
 use bookstore_stats::{Comparison, Samples, judge};
 use serde::Serialize;
 
@@ -27,14 +31,42 @@ use super::dataset::{Dataset, Metric, RoundKey, Target};
 use crate::charts::{self, Forest, ForestValue};
 use crate::text::ComparisonText;
 
-/// The grid a run measured: the levels of each axis its composed stacks hold, in the
+/// The grid a run measured: the levels of each factor its composed stacks hold, in the
 /// registry's order, and the stack at each cell.
 #[derive(Debug)]
 struct GridCells {
     levels: [Vec<&'static str>; 3],
+    /// What the second factor is.
+    second: Second,
     cells: BTreeMap<Cell, StackInfo>,
-    /// Triples of the grid's levels that were not measured.
+    /// Stacks of the grid's levels that were not measured.
     missing: Vec<String>,
+}
+
+/// The grid's second factor: the serializer, or in a run of the layout study (its parties
+/// in two runtime layouts, one serializer) the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Second {
+    Serializer,
+    Layout,
+}
+
+impl Second {
+    /// The factor's name, and a count of its levels in words.
+    fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Second::Serializer => ("serializer", "serializers"),
+            Second::Layout => ("layout", "layouts"),
+        }
+    }
+
+    /// A stack's level of this factor.
+    fn of(self, stack: &StackInfo) -> &'static str {
+        match self {
+            Second::Serializer => stack.tags.serializer,
+            Second::Layout => stack.layout.name(),
+        }
+    }
 }
 
 /// The registry's levels of `axis`, in order.
@@ -47,7 +79,9 @@ fn registry_levels(axis: Axis) -> Vec<&'static str> {
 }
 
 /// The composed stacks among the run's parties, laid out as a grid; `None` without two (a
-/// run may still hold a preset beside its triple: the binary check needs no grid).
+/// run may still hold a preset beside its triple: the binary check needs no grid). A run
+/// whose composed stacks hold two layouts is a grid of framework × layout × access, if they
+/// hold one serializer.
 fn grid_cells(dataset: &Dataset<'_>) -> Option<GridCells> {
     let composed: Vec<StackInfo> = dataset
         .stacks
@@ -58,50 +92,78 @@ fn grid_cells(dataset: &Dataset<'_>) -> Option<GridCells> {
     if composed.len() < 2 {
         return None;
     }
-    let levels = Axis::ALL.map(|axis| {
-        registry_levels(axis)
-            .into_iter()
-            .filter(|level| composed.iter().any(|s| s.tags.of(axis) == *level))
-            .collect::<Vec<_>>()
-    });
+    let present = |all: Vec<&'static str>, of: &dyn Fn(&StackInfo) -> &'static str| {
+        all.into_iter().filter(|level| composed.iter().any(|s| of(s) == *level)).collect::<Vec<_>>()
+    };
+    let layouts = present(Layout::ALL.iter().map(|l| l.name()).collect(), &|s| s.layout.name());
+    let serializers = present(registry_levels(Axis::Serializer), &|s| s.tags.serializer);
+    let second = if layouts.len() > 1 { Second::Layout } else { Second::Serializer };
+    let levels = [
+        present(registry_levels(Axis::Framework), &|s| s.tags.framework),
+        match second {
+            Second::Serializer => serializers.clone(),
+            Second::Layout => layouts,
+        },
+        present(registry_levels(Axis::Access), &|s| s.tags.access),
+    ];
     let mut cells = BTreeMap::new();
     let mut missing = Vec::new();
+    if second == Second::Layout && serializers.len() > 1 {
+        missing.push(format!(
+            "one serializer in a grid of layouts (this run holds {})",
+            serializers.join(", ")
+        ));
+    }
     for (f, framework) in levels[0].iter().enumerate() {
-        for (s, serializer) in levels[1].iter().enumerate() {
+        for (s, level) in levels[1].iter().enumerate() {
             for (a, access) in levels[2].iter().enumerate() {
-                let tags = stacks::Tags { framework, serializer, access };
-                match composed.iter().find(|c| c.tags == tags) {
+                let found = composed.iter().find(|c| {
+                    c.tags.framework == *framework
+                        && c.tags.access == *access
+                        && second.of(c) == *level
+                });
+                match found {
                     Some(stack) => {
                         cells.insert([f, s, a], *stack);
                     }
-                    None => missing.push(tags.name()),
+                    None => missing.push(format!("{framework}+{level}+{access}")),
                 }
             }
         }
     }
-    Some(GridCells { levels, cells, missing })
+    Some(GridCells { levels, second, cells, missing })
 }
 
-/// A contrast the section shows: `(axis index, level, baseline)` with its words.
+/// A contrast the section shows: `(axis index, level, baseline)` with its words, over the
+/// whole grid or within one level of another factor.
 #[derive(Debug, Clone)]
 struct Contrast {
     factor: usize,
     level: usize,
     baseline: usize,
-    /// `framework`, `serializer`, `access style`, `access library`, `access`.
+    /// Among the cells at this level of that factor only.
+    within: Option<(usize, usize)>,
+    /// `framework`, `serializer`, `layout`, `access style`, `access library`, `access`, …
     axis: &'static str,
-    /// `sonic-rs ÷ serde_json`.
+    /// `sonic-rs ÷ serde_json`, `actix-web ÷ axum, per-core`.
     label: String,
 }
 
-/// The main-effect contrasts of a grid with these `levels`.
-fn contrasts(levels: &[Vec<&'static str>; 3]) -> Vec<Contrast> {
+/// The effects of a grid with these `levels` (its second factor `second`): each factor's
+/// main effects, the access split into what each step changes, and in a grid of layouts
+/// each framework's effect within each layout and each layout's within each framework.
+fn contrasts(levels: &[Vec<&'static str>; 3], second: Second) -> Vec<Contrast> {
     let mut out = Vec::new();
-    for (factor, axis) in [(0, "framework"), (1, "serializer")] {
-        for level in 1..levels[factor].len() {
-            let label = format!("{} ÷ {}", levels[factor][level], levels[factor][0]);
-            out.push(Contrast { factor, level, baseline: 0, axis, label });
-        }
+    let main = |factor: usize, level: usize, axis: &'static str| Contrast {
+        factor,
+        level,
+        baseline: 0,
+        within: None,
+        axis,
+        label: format!("{} ÷ {}", levels[factor][level], levels[factor][0]),
+    };
+    for (factor, axis) in [(0, "framework"), (1, second.words().0)] {
+        out.extend((1..levels[factor].len()).map(|level| main(factor, level, axis)));
     }
     let access = &levels[2];
     let at = |tag: &str| access.iter().position(|a| *a == tag);
@@ -109,11 +171,36 @@ fn contrasts(levels: &[Vec<&'static str>; 3]) -> Vec<Contrast> {
         ("diesel-async", "diesel", "access style"),
         ("sqlx", "diesel-async", "access library"),
         ("sqlx", "diesel", "access"),
+        ("diesel-async", "tokio-postgres", "query builder"),
+        ("sqlx", "tokio-postgres", "driver"),
+        ("diesel", "tokio-postgres", "access"),
     ];
     for (changed, base, axis) in named {
         if let (Some(level), Some(baseline)) = (at(changed), at(base)) {
             let label = format!("{changed} ÷ {base}");
-            out.push(Contrast { factor: 2, level, baseline, axis, label });
+            out.push(Contrast { factor: 2, level, baseline, within: None, axis, label });
+        }
+    }
+    if second == Second::Layout {
+        for (factor, other, axis) in
+            [(0, 1, "framework within a layout"), (1, 0, "layout within a framework")]
+        {
+            for at in 0..levels[other].len() {
+                for level in 1..levels[factor].len() {
+                    let label = format!(
+                        "{} ÷ {}, {}",
+                        levels[factor][level], levels[factor][0], levels[other][at]
+                    );
+                    out.push(Contrast {
+                        factor,
+                        level,
+                        baseline: 0,
+                        within: Some((other, at)),
+                        axis,
+                        label,
+                    });
+                }
+            }
         }
     }
     out
@@ -182,6 +269,8 @@ pub(crate) struct BinaryCheck {
 #[derive(Debug)]
 pub(crate) struct Study {
     pub(crate) levels: [Vec<&'static str>; 3],
+    /// The second factor's name and its plural: serializer, or layout.
+    pub(crate) second: (&'static str, &'static str),
     pub(crate) cells: usize,
     pub(crate) missing: Vec<String>,
     pub(crate) tables: Vec<Table>,
@@ -216,9 +305,10 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
     if grid.is_none() && checks.is_empty() {
         return None;
     }
+    let second = grid.as_ref().map_or(Second::Serializer, |g| g.second).words();
     let (levels, cells, missing) =
         grid.map_or_else(Default::default, |g| (g.levels, g.cells.len(), g.missing));
-    Some(Study { levels, cells, missing, tables, binary_checks: checks })
+    Some(Study { levels, second, cells, missing, tables, binary_checks: checks })
 }
 
 /// The effects of one scenario × concurrency from each cell's `rates` by round (or why a
@@ -229,7 +319,7 @@ fn table(
     concurrency: u32,
     rates: impl Fn(&str) -> Result<BTreeMap<RoundKey, f64>, String>,
 ) -> Table {
-    let contrasts = contrasts(&design.levels);
+    let contrasts = contrasts(&design.levels, design.second);
     let mut table = Table {
         scenario: scenario.to_owned(),
         concurrency,
@@ -263,9 +353,10 @@ fn table(
         return table;
     };
     table.rounds = grid.rounds().len();
-    let effects: Vec<bookstore_stats::factorial::Effect> =
-        contrasts.iter().map(|c| (c.factor, c.level, c.baseline)).collect();
-    for (effect, comparison) in table.effects.iter_mut().zip(judge_effects(&grid, &effects)) {
+    let effects: Vec<(bookstore_stats::factorial::Effect, Option<(usize, usize)>)> =
+        contrasts.iter().map(|c| ((c.factor, c.level, c.baseline), c.within)).collect();
+    for (effect, comparison) in table.effects.iter_mut().zip(judge_effects_within(&grid, &effects))
+    {
         effect.comparison = comparison;
     }
     let interactions = interactions(&design.levels);
@@ -377,9 +468,9 @@ pub(crate) fn section(dataset: &Dataset<'_>) -> Option<Section> {
     };
     let grid = (study.cells > 0 || !study.missing.is_empty()).then(|| {
         format!(
-            "{} × {} × {}: {} triples",
+            "{} × {} × {}: {} stacks",
             counted(&study.levels[0], "framework", "frameworks"),
-            counted(&study.levels[1], "serializer", "serializers"),
+            counted(&study.levels[1], study.second.0, study.second.1),
             counted(&study.levels[2], "access", "accesses"),
             study.cells + study.missing.len()
         )
@@ -447,10 +538,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_full_grid_has_seven_effects_with_access_split_into_style_and_library() {
+    fn the_full_grid_has_ten_effects_with_access_split_into_what_each_step_changes() {
         let levels = Axis::ALL.map(registry_levels);
         let labels: Vec<(&str, String)> =
-            contrasts(&levels).into_iter().map(|c| (c.axis, c.label)).collect();
+            contrasts(&levels, Second::Serializer).into_iter().map(|c| (c.axis, c.label)).collect();
         let want = [
             ("framework", "actix-web ÷ axum"),
             ("framework", "hyper ÷ axum"),
@@ -459,27 +550,61 @@ mod tests {
             ("access style", "diesel-async ÷ diesel"),
             ("access library", "sqlx ÷ diesel-async"),
             ("access", "sqlx ÷ diesel"),
+            ("query builder", "diesel-async ÷ tokio-postgres"),
+            ("driver", "sqlx ÷ tokio-postgres"),
+            ("access", "diesel ÷ tokio-postgres"),
         ];
         assert_eq!(labels, want.map(|(a, l)| (a, l.to_owned())));
         // The contrasts bookstore-stats' simulated grids calibrate (tests/method/factorial.rs).
-        let indices: Vec<(usize, usize, usize)> =
-            contrasts(&levels).into_iter().map(|c| (c.factor, c.level, c.baseline)).collect();
+        let indices: Vec<(usize, usize, usize)> = contrasts(&levels, Second::Serializer)
+            .into_iter()
+            .map(|c| (c.factor, c.level, c.baseline))
+            .collect();
         assert_eq!(
-            indices,
+            indices[..7],
             [(0, 1, 0), (0, 2, 0), (1, 1, 0), (1, 2, 0), (2, 2, 1), (2, 0, 2), (2, 0, 1)]
         );
-        // 4 level pairs for each of the three pairs of axes.
+        // Every level but the baseline of one axis with every such level of another:
+        // 2 × 2 + 2 × 3 + 2 × 3.
         let interactions = interactions(&levels);
-        assert_eq!(interactions.len(), 12);
+        assert_eq!(interactions.len(), 16);
         assert!(
             interactions.iter().any(|(_, w)| w == "hyper ÷ axum with sqlx against with diesel")
         );
     }
 
     #[test]
+    fn a_grid_of_layouts_adds_each_framework_within_each_layout_and_each_layout_within_each_framework()
+     {
+        let levels = [
+            vec!["axum", "actix-web", "hyper"],
+            vec!["framework", "per-core"],
+            vec!["sqlx", "diesel", "diesel-async", "tokio-postgres"],
+        ];
+        let contrasts = contrasts(&levels, Second::Layout);
+        let labels: Vec<&str> = contrasts.iter().map(|c| c.label.as_str()).collect();
+        for want in [
+            "per-core ÷ framework",
+            "actix-web ÷ axum, framework",
+            "actix-web ÷ axum, per-core",
+            "hyper ÷ axum, per-core",
+            "per-core ÷ framework, axum",
+            "per-core ÷ framework, actix-web",
+            "per-core ÷ framework, hyper",
+            "sqlx ÷ tokio-postgres",
+        ] {
+            assert!(labels.contains(&want), "{want} in {labels:?}");
+        }
+        assert_eq!(contrasts.len(), 2 + 1 + 6 + 4 + 3);
+        let within = contrasts.iter().find(|c| c.label == "actix-web ÷ axum, per-core").unwrap();
+        assert_eq!((within.factor, within.level, within.within), (0, 1, Some((1, 1))));
+    }
+
+    #[test]
     fn a_grid_of_two_accesses_shows_the_one_contrast_between_them() {
         let levels = [vec!["axum", "hyper"], vec!["serde_json"], vec!["diesel", "diesel-async"]];
-        let labels: Vec<String> = contrasts(&levels).into_iter().map(|c| c.label).collect();
+        let labels: Vec<String> =
+            contrasts(&levels, Second::Serializer).into_iter().map(|c| c.label).collect();
         assert_eq!(labels, ["hyper ÷ axum", "diesel-async ÷ diesel"]);
         assert_eq!(interactions(&levels).len(), 1);
     }

@@ -109,7 +109,8 @@ pub(crate) fn rows(dataset: &Dataset<'_>) -> Vec<HeadlineRow> {
                 let sees = p.detectable.map_or("sees no difference".to_owned(), |d| {
                     format!("sees {:.0}%", (d - 1.0) * 100.0)
                 });
-                format!("{} rounds, {sees}", p.rounds)
+                let pooled = if p.pooled.is_some() { ", spread pooled" } else { "" };
+                format!("{} rounds, {sees}{pooled}", p.rounds)
             });
             rows.push(HeadlineRow {
                 forest,

@@ -11,6 +11,7 @@
 //! 2 of one file is paired with round 2 of no other). Every comparison on the page comes
 //! from `verdicts`, one method for all of them.
 
+pub mod ab;
 mod axes;
 mod capacity;
 pub mod charts;

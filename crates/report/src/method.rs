@@ -42,6 +42,8 @@ pub(crate) struct Verdicts {
     looks: Option<String>,
     /// The median rounds of a family.
     family_rounds: usize,
+    /// "18 of 24": the families whose rates were judged by their members' shared spread.
+    pooled_families: String,
     /// Pairs called different, of pairs compared, over the page.
     called: usize,
     compared: usize,
@@ -114,8 +116,8 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
 /// The rounds and fixed-load seconds per stack and scenario an equal-load interval 2× wide
 /// at a family's strictest level would take, at the per-window spread `residual_sd`, as a
 /// sentence. More rounds of these windows, not longer windows: the spread was measured white
-/// in window time, so a longer window buys it no cheaper (docs/noise.md, "The tail at equal
-/// load").
+/// in window time, so a longer window buys it no cheaper (docs/method.md, "Latency at equal
+/// load", in docs/method.md).
 fn two_fold(dataset: &Dataset<'_>, residual_sd: f64) -> Option<String> {
     let stacks = dataset.ranked_parties();
     let pairs = (stacks * stacks.saturating_sub(1) / 2).max(1);
@@ -125,7 +127,7 @@ fn two_fold(dataset: &Dataset<'_>, residual_sd: f64) -> Option<String> {
     let needed_seconds = rounds as f64 * window;
     let here_seconds = f64::from(dataset.rounds()) * window;
     Some(format!(
-        "At that noise an interval 2× wide at a family's strictest level would take about {rounds} rounds of {window} s windows, {needed_seconds:.1} s of fixed load per stack and scenario against {here_seconds:.1} s in this run; the noise was measured white in window time, so longer windows buy it no cheaper: a question about tails is a run of its own (docs/noise.md, \"The tail at equal load\").",
+        "At that noise an interval 2× wide at a family's strictest level would take about {rounds} rounds of {window} s windows, {needed_seconds:.1} s of fixed load per stack and scenario against {here_seconds:.1} s in this run; the noise was measured white in window time, so longer windows buy it no cheaper: a question about tails is a run of its own (`loadgen ab A B --rate R --percentile 99`, which runs until its interval is within 2×).",
     ))
 }
 
@@ -174,11 +176,17 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let mut spreads = Vec::new();
     let (mut called, mut compared) = (0, 0);
     let mut rounds_spent = Vec::new();
+    let (mut detectables, mut pooled, mut families) = (Vec::new(), 0, 0);
     for scenario in &dataset.scenarios {
         for &concurrency in &dataset.concurrency {
             let family = Family::rates(dataset, scenario, concurrency);
             spreads.extend_from_slice(family.log_ratio_spreads());
-            rounds_spent.extend(family.power().map(|p| p.rounds as f64));
+            if let Some(power) = family.power() {
+                rounds_spent.push(power.rounds as f64);
+                detectables.extend(power.detectable);
+                families += 1;
+                pooled += usize::from(power.pooled.is_some());
+            }
             let (c, n) = family.calls();
             called += c;
             compared += n;
@@ -191,12 +199,9 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
     let spent = Summary::of(&rounds_spent);
     let family_rounds = spent.map_or(rounds as usize, |s| s.median.round() as usize);
     let looks = dataset.looks();
-    let detectable = noise
-        .and_then(|sd| {
-            let q = looks.final_q();
-            detectable_ratio(sd, family_rounds, Spread::Processes, pairs_per_family, q)
-        })
-        .map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
+    // The median family's, each as its own spread and rounds give it.
+    let detectable =
+        Summary::median_of(detectables).map(|ratio| format!("{:.0}%", (ratio - 1.0) * 100.0));
     let looks = looks.sequential().then(|| looks_text(&looks, spent));
     Verdicts {
         rounds,
@@ -208,6 +213,7 @@ fn verdicts(dataset: &Dataset<'_>) -> Verdicts {
         process_floor: process_floor(pairs_per_family),
         looks,
         family_rounds,
+        pooled_families: format!("{pooled} of {families}"),
         called,
         compared,
         twins: twin_calls(dataset),
@@ -468,6 +474,7 @@ mod tests {
             request_timeout: std::time::Duration::ZERO,
             durable: false,
             schedule: bookstore_record::results::Schedule::Grouped,
+            tail_question: None,
         };
         let serde_json::Value::Object(fields) = serde_json::to_value(&m).unwrap() else {
             panic!("an object")

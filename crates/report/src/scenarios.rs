@@ -254,8 +254,15 @@ fn power_text(concurrency: u32, power: super::verdicts::FamilyPower) -> String {
     let detectable = power.detectable.map_or("no difference".to_owned(), |r| {
         format!("a difference of {:.0}%", (r - 1.0) * 100.0)
     });
+    let spread = match power.pooled {
+        Some(residual) => format!(
+            "its members' shared per-round spread {:.3} ({:.0} degrees of freedom: their noise alike)",
+            residual.sd, residual.df
+        ),
+        None => format!("its pairs' own per-round spread {:.3}", power.spread),
+    };
     format!(
-        "c = {concurrency}: {} round(s); its pairs' per-round spread {:.3}, so {detectable} is called four times in five",
-        power.rounds, power.spread
+        "c = {concurrency}: {} round(s); {spread}, so {detectable} is called four times in five",
+        power.rounds
     )
 }

@@ -14,6 +14,10 @@ use bookstore_stats::digits;
 
 /// A row's standing against the first of its table, as a few words.
 fn against_first(row: &Row) -> String {
+    if super::export::tail_too_wide(row) {
+        let twin = if row.standing == "twin" { "twin: " } else { "" };
+        return format!("{twin}{}", crate::text::CANNOT_COMPARE);
+    }
     match (row.standing, row.vs_first_ratio, row.vs_first_low, row.vs_first_high) {
         ("best" | "lead", None, _, _) => row.standing.to_owned(),
         ("twin", Some(ratio), Some(low), Some(high)) => format!(

@@ -69,6 +69,33 @@ impl From<bookstore_stats::Comparison> for ComparisonText {
     }
 }
 
+/// The widest interval (upper ÷ lower) a tail comparison that is not called is shown as a
+/// ratio with: wider, its two p99s "cannot compare at this length" — a ratio such as
+/// "≈ 0.871× [0.033–23.3]" would claim more than the data holds. The tail question's
+/// default precision (`loadgen ab --rate … --percentile 99`), which can reach it.
+pub(crate) const TAIL_PRECISION: f64 = 2.0;
+
+/// What a p99 comparison at equal load may say, as [`TAIL_PRECISION`] allows.
+pub(crate) const CANNOT_COMPARE: &str = "cannot compare at this length";
+
+/// Whether a tail comparison is too wide to show as a ratio: not called, and its interval
+/// wider than [`TAIL_PRECISION`].
+pub(crate) fn tail_too_wide(differs: bool, low: f64, high: f64) -> bool {
+    !differs && high / low > TAIL_PRECISION
+}
+
+impl ComparisonText {
+    /// A p99 comparison at equal load: as [`From`] gives it, or [`CANNOT_COMPARE`] where
+    /// [`tail_too_wide`].
+    pub(crate) fn tail(c: bookstore_stats::Comparison) -> Self {
+        if tail_too_wide(c.differs(), c.low, c.high) {
+            Self { text: CANNOT_COMPARE.to_owned(), verdict: c.verdict }
+        } else {
+            c.into()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

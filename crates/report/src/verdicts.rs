@@ -24,9 +24,14 @@ pub(crate) enum Spread {
     /// stacks.
     Own,
     /// Each pair's own rounds, and the spread between two processes of one binary
-    /// ([`bookstore_stats::PROCESS_SD`]) that rounds do not average: for rates, the one
-    /// statistic the twins calibrate it on.
+    /// ([`bookstore_stats::PROCESS_SD`]) that rounds do not average: the twins calibrate it
+    /// on rates.
     Processes,
+    /// The members' shared spread where their noise is alike, else each pair's own, and in
+    /// both the spread between processes: for rates, whose families' members the kept runs
+    /// show about equally noisy, and whose pairs' own rounds are few
+    /// ([`bookstore_stats::Group::pooled_between_processes_at`]).
+    PooledProcesses,
     /// The members' shared spread ([`bookstore_stats::Residual`]): for the equal-load p99,
     /// whose per-round noise is a short window's tail, alike for every stack (the twins
     /// check it), and whose pairs' own few rounds give intervals tens of times wide.
@@ -153,6 +158,7 @@ impl Family {
         let group = match spread {
             Spread::Own => Group::paired_at(&qualified, q),
             Spread::Processes => Group::between_processes_at(&qualified, q),
+            Spread::PooledProcesses => Group::pooled_between_processes_at(&qualified, q),
             Spread::Pooled => Group::pooled_at(&qualified, q),
         };
         Self { members, group, better, q, spread }
@@ -161,7 +167,7 @@ impl Family {
     /// The family of the scenario's rate.
     pub(crate) fn rates(dataset: &Dataset<'_>, scenario: &str, concurrency: u32) -> Self {
         let metric = Metric::for_scenario(scenario);
-        let ranked = (Better::Higher, Spread::Processes);
+        let ranked = (Better::Higher, Spread::PooledProcesses);
         Self::of(dataset, scenario, concurrency, ranked, |cell| Some(metric.of(cell)))
     }
 
@@ -196,15 +202,19 @@ impl Family {
             let rounds = windows.cells().count();
             Some(format!("{} (in {} of {rounds} rounds)", first.message, saturated.len()))
         };
-        let p99 = |cell: &Cell| {
-            if bookstore_record::warnings::client_limited(cell).is_some() {
-                return None;
-            }
-            cell.ranked_latency().map(|l| l.p99_us as f64)
-        };
-        // Its rounds are every cell's, never more: a fixed design.
-        let q = |_: &[&[(f64, f64)]]| bookstore_stats::FALSE_DISCOVERY_RATE;
-        Self::of_windows(dataset, windows, Better::Lower, p99, not_ranked, q, spread)
+        // A default run's rounds are every cell's, never more: a fixed design at the whole
+        // of `q`. A tail question's stop on their widths: every look at its share.
+        let q = dataset.equal_load_q();
+        let q = |_: &[&[(f64, f64)]]| q;
+        Self::of_windows(
+            dataset,
+            windows,
+            Better::Lower,
+            Cell::fixed_load_p99_us,
+            not_ranked,
+            q,
+            spread,
+        )
     }
 
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
@@ -247,7 +257,10 @@ impl Family {
                 let pairs = r.as_deref()?;
                 Some(match (self.spread, residual) {
                     (Spread::Pooled, Some(residual)) => Samples::Pooled { pairs, residual },
-                    (Spread::Processes, _) => Samples::Processes(pairs),
+                    (Spread::PooledProcesses, Some(residual)) => {
+                        Samples::PooledProcesses { pairs, residual }
+                    }
+                    (Spread::Processes | Spread::PooledProcesses, _) => Samples::Processes(pairs),
                     _ => Samples::Paired(pairs),
                 })
             })
@@ -293,8 +306,19 @@ impl Family {
         let rounds = self.pairs().map(|(_, _, c)| c.n).max()?;
         let spread = Summary::of(self.log_ratio_spreads())?.median;
         let pairs = self.pairs().count();
-        let detectable = detectable_ratio(spread, rounds, self.spread, pairs, self.q);
-        Some(FamilyPower { rounds, spread, detectable })
+        let pooled = self.residual().filter(|_| matches!(self.spread, Spread::PooledProcesses));
+        let detectable = match pooled {
+            Some(residual) => bookstore_stats::min_detectable_ratio_pooled(
+                residual.sd,
+                residual.df,
+                rounds,
+                bookstore_stats::PROCESS_SD,
+                self.q / pairs.max(1) as f64,
+                STATED_POWER,
+            ),
+            None => detectable_ratio(spread, rounds, self.spread, pairs, self.q),
+        };
+        Some(FamilyPower { rounds, spread, detectable, pooled })
     }
 }
 
@@ -306,6 +330,8 @@ pub(crate) struct FamilyPower {
     pub(crate) spread: f64,
     /// The smallest ratio (≥ 1) called four times in five.
     pub(crate) detectable: Option<f64>,
+    /// The members' shared spread its rates were judged by, where they were.
+    pub(crate) pooled: Option<bookstore_stats::Residual>,
 }
 
 /// The smallest true ratio a family of `pairs` comparisons, each over `rounds` rounds with
@@ -322,7 +348,7 @@ pub(crate) fn detectable_ratio(
 ) -> Option<f64> {
     let strictest = q / pairs.max(1) as f64;
     let process_sd = match kind {
-        Spread::Processes => bookstore_stats::PROCESS_SD,
+        Spread::Processes | Spread::PooledProcesses => bookstore_stats::PROCESS_SD,
         Spread::Own | Spread::Pooled => 0.0,
     };
     let power = STATED_POWER;

@@ -1,6 +1,7 @@
 //! `bookstore-runner`: what runs a measurement, for `loadgen`'s commands.
 //!
 //! - [`suite`]: `loadgen suite`, SPEC §5 end to end: a plan of windows, then the run.
+//! - [`ab`]: `loadgen ab`, one question about two parties, as precisely as asked.
 //! - [`faults`]: `loadgen faults` (and `--soak`): each stack under load while its database
 //!   or its own process fails, and what a client saw.
 //! - [`harness`]: the processes and databases a measurement needs — the parties' servers,
@@ -12,6 +13,7 @@
 //! What it measures is written as the documents of [`bookstore_record`]; how they read is
 //! [`bookstore_report`]'s business, never this crate's.
 
+pub mod ab;
 pub mod console;
 pub mod faults;
 pub mod harness;

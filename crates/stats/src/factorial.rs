@@ -1,4 +1,5 @@
-//! A full factorial of three factors (framework × serializer × access), every cell measured
+//! A full factorial of three factors (framework × serializer × access, or framework ×
+//! runtime layout × access), every cell measured
 //! in the same rounds: the additive model's effects as ratios, and its two-way
 //! interactions, each as a pair of values per round that [`crate::judge`] compares.
 //!
@@ -91,6 +92,28 @@ impl<K: Ord + Clone> Grid<K> {
         pairs(&at(baseline), &at(level))
     }
 
+    /// The effect of `factor`, `level` against `baseline`, among the cells at one level
+    /// of another factor only (`within`: that factor and its level) — a simple effect, such
+    /// as a framework's within one runtime layout; with `None`, [`Self::main_effect`].
+    pub fn effect_within(
+        &self,
+        (factor, level, baseline): Effect,
+        within: Option<(usize, usize)>,
+    ) -> Vec<(f64, f64)> {
+        let Some((other, at)) = within else { return self.main_effect(factor, level, baseline) };
+        let mean = |l: usize| self.mean_logs(|cell| cell[factor] == l && cell[other] == at);
+        pairs(&mean(baseline), &mean(level))
+    }
+
+    /// The spread between processes of [`Self::effect_within`]: each side's mean of its
+    /// cells, as [`Self::main_effect_process_sd`].
+    pub fn effect_within_process_sd(&self, factor: usize, within: Option<(usize, usize)>) -> f64 {
+        match within {
+            Some((other, _)) => PROCESS_SD * (1.0 / self.cells_per_mean(&[factor, other])).sqrt(),
+            None => self.main_effect_process_sd(factor),
+        }
+    }
+
     /// The cells that share one level of `factors` (the cells behind one mean of a
     /// contrast).
     fn cells_per_mean(&self, factors: &[usize]) -> f64 {
@@ -145,10 +168,21 @@ pub fn judge_effects<K: Ord + Clone>(
     grid: &Grid<K>,
     effects: &[Effect],
 ) -> Vec<Option<Comparison>> {
+    let within: Vec<(Effect, Option<(usize, usize)>)> =
+        effects.iter().map(|&e| (e, None)).collect();
+    judge_effects_within(grid, &within)
+}
+
+/// `effects` of `grid`, each main (`None`) or within one level of another factor
+/// ([`Grid::effect_within`]), judged as one family.
+pub fn judge_effects_within<K: Ord + Clone>(
+    grid: &Grid<K>,
+    effects: &[(Effect, Option<(usize, usize)>)],
+) -> Vec<Option<Comparison>> {
     let pairs: Vec<(Vec<(f64, f64)>, f64)> = effects
         .iter()
-        .map(|&(factor, level, baseline)| {
-            (grid.main_effect(factor, level, baseline), grid.main_effect_process_sd(factor))
+        .map(|&(effect, within)| {
+            (grid.effect_within(effect, within), grid.effect_within_process_sd(effect.0, within))
         })
         .collect();
     judge(&contrasts(&pairs))
@@ -281,6 +315,23 @@ mod tests {
         for d in log_ratios(&grid.main_effect(0, 1, 0)) {
             assert!((d - 0.1).abs() < 1e-9, "{d}");
         }
+    }
+
+    #[test]
+    fn an_effect_within_one_level_of_another_factor_is_that_level_s_alone() {
+        // Framework 1 with access 2 is 0.3 faster than the effects add up to: within
+        // access 2 its effect is 0.1 + 0.3, within access 0 the main 0.1 alone.
+        let grid = additive(3, [[0.0, 0.1, 0.0], [0.0; 3], [0.0; 3]], 0.3);
+        for d in log_ratios(&grid.effect_within((0, 1, 0), Some((2, 2)))) {
+            assert!((d - 0.4).abs() < 1e-9, "{d}");
+        }
+        for d in log_ratios(&grid.effect_within((0, 1, 0), Some((2, 0)))) {
+            assert!((d - 0.1).abs() < 1e-9, "{d}");
+        }
+        assert_eq!(grid.effect_within((0, 1, 0), None), grid.main_effect(0, 1, 0));
+        // A side of 3 cells (3 serializers at one access) instead of 9.
+        let sd = grid.effect_within_process_sd(0, Some((2, 2)));
+        assert!((sd - PROCESS_SD / 3f64.sqrt()).abs() < 1e-12, "{sd}");
     }
 
     #[test]

@@ -22,6 +22,17 @@ pub enum Verdict {
     NotDistinguishable,
 }
 
+impl Verdict {
+    /// As the results and exports write it: `higher`, `lower`, `not_distinguishable`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Higher => "higher",
+            Verdict::Lower => "lower",
+            Verdict::NotDistinguishable => "not_distinguishable",
+        }
+    }
+}
+
 /// One judged comparison of B against A.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Comparison {

@@ -82,6 +82,27 @@ impl Group {
         Self::judged(members, q, |pairs| crate::Samples::Processes(pairs).log_ratio())
     }
 
+    /// The group of `members`, each one process, judged at `q`: where their noise around
+    /// the additive fit is alike ([`Residual::alike`] at `q`), every pair's interval from the
+    /// spread they share widened by the spread between processes
+    /// ([`crate::Samples::PooledProcesses`]); else as [`Group::between_processes_at`].
+    pub fn pooled_between_processes_at<K: Ord>(
+        members: &[(String, BTreeMap<K, f64>)],
+        q: f64,
+    ) -> Self {
+        let samples: Vec<&BTreeMap<K, f64>> = members.iter().map(|(_, s)| s).collect();
+        let alike = members.len() >= 3 && Residual::alike(&samples, q) == Some(true);
+        match Residual::additive(&samples).filter(|_| alike) {
+            Some(residual) => Self {
+                residual: Some(residual),
+                ..Self::judged(members, q, |p| {
+                    Some(LogRatio::with_residual(p, residual)?.widened_by(crate::PROCESS_SD))
+                })
+            },
+            None => Self::between_processes_at(members, q),
+        }
+    }
+
     /// The group of `members` judged at `q`, every pair's interval from the spread the
     /// members share ([`Residual::additive`]) where there is one, else from its own rounds.
     pub fn pooled_at<K: Ord>(members: &[(String, BTreeMap<K, f64>)], q: f64) -> Self {

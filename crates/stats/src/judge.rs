@@ -34,6 +34,16 @@ pub enum Samples<'a> {
         /// The family's shared spread.
         residual: Residual,
     },
+    /// Measured side by side by two processes as [`Samples::Processes`], the rounds' spread
+    /// taken from the family's members together ([`Residual::additive`], where their noise
+    /// is alike: [`Residual::alike`]) and widened by the spread between processes: a rate's
+    /// family, whose pairs' own few rounds leave their intervals few degrees of freedom.
+    PooledProcesses {
+        /// `(a, b)` per shared round.
+        pairs: &'a [(f64, f64)],
+        /// The family's shared spread.
+        residual: Residual,
+    },
     /// Two runs of one target (`loadgen compare`): Welch's t as [`Samples::Unpaired`], its
     /// variance widened by the spread between processes ([`crate::PROCESS_SD`]), since each
     /// run started its own.
@@ -62,6 +72,9 @@ impl Samples<'_> {
                 Some(LogRatio::paired(pairs)?.widened_by(process_sd))
             }
             Samples::Pooled { pairs, residual } => LogRatio::with_residual(pairs, residual),
+            Samples::PooledProcesses { pairs, residual } => {
+                Some(LogRatio::with_residual(pairs, residual)?.widened_by(PROCESS_SD))
+            }
             Samples::Unpaired { a, b } => LogRatio::unpaired(a, b),
             Samples::Runs { a, b } => Some(LogRatio::unpaired(a, b)?.widened_by(PROCESS_SD)),
         }

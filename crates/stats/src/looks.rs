@@ -29,6 +29,12 @@ use crate::{Comparison, FALSE_DISCOVERY_RATE, LogRatio, PROCESS_SD, Samples, fam
 /// `q`.
 pub const INTERIM_SHARE: f64 = 0.1;
 
+/// The most fixed-load rounds a tail question runs per scenario: its last look. At the
+/// per-window scatter the kept runs show (about 0.5 on ln p99 at 0.5 s windows), 2× takes
+/// 24–48 rounds for two stacks and a twin (`tests/method/tails.rs`); past this the budget,
+/// not the looks, ends it.
+pub const TAIL_LAST_LOOK: usize = 96;
+
 /// The looks of a design: after how many rounds a family is looked at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Looks {
@@ -69,6 +75,23 @@ impl Looks {
         Self { rounds }
     }
 
+    /// Looks from `first` rounds, each twice the one before, the last at or past `last`:
+    /// few looks, for a design that judges every look at its share of `q`
+    /// ([`Looks::every_look_q`]), where each look costs the others level.
+    pub fn doubling(first: usize, last: usize) -> Self {
+        let mut rounds = vec![first.max(2)];
+        while let Some(&previous) = rounds.last().filter(|&&r| r < last) {
+            rounds.push(previous * 2);
+        }
+        Self { rounds }
+    }
+
+    /// A tail question's looks (`loadgen suite --tail-question`): [`Looks::doubling`] from
+    /// `first` to [`TAIL_LAST_LOOK`].
+    pub fn tail(first: usize) -> Self {
+        Self::doubling(first, TAIL_LAST_LOOK)
+    }
+
     /// The round counts of the looks, in order.
     pub fn rounds(&self) -> &[usize] {
         &self.rounds
@@ -89,6 +112,14 @@ impl Looks {
     /// interim looks left of `q`.
     pub fn final_q(&self) -> f64 {
         FALSE_DISCOVERY_RATE - self.interim_q() * (self.rounds.len() - 1) as f64
+    }
+
+    /// The level every look judges at when a family may stop at any look on anything its
+    /// data say — a tail question stops once its intervals are narrow enough, and how
+    /// narrow they are depends on the data: `q` split evenly over the looks (Bonferroni),
+    /// so that all of them hold together.
+    pub fn every_look_q(&self) -> f64 {
+        FALSE_DISCOVERY_RATE / self.rounds.len() as f64
     }
 
     /// The round count of the next look after `rounds`, if there is one.
@@ -179,6 +210,14 @@ mod tests {
         assert!(!fixed.sequential() && looks.sequential());
         assert_eq!((fixed.interim_q(), fixed.final_q()), (0.0, FALSE_DISCOVERY_RATE));
         assert_eq!((looks.next(3), looks.next(6), looks.next(12)), (Some(5), Some(8), None));
+    }
+
+    #[test]
+    fn a_tail_questions_looks_double_to_the_last_and_share_q_evenly() {
+        let looks = Looks::tail(3);
+        assert_eq!(looks.rounds(), [3, 6, 12, 24, 48, 96]);
+        assert!((looks.every_look_q() - FALSE_DISCOVERY_RATE / 6.0).abs() < 1e-12);
+        assert_eq!(Looks::doubling(4, 40).rounds(), [4, 8, 16, 32, 64]);
     }
 
     #[test]

@@ -22,6 +22,26 @@ pub fn min_detectable_ratio(
     Some((shift * se).exp())
 }
 
+/// [`min_detectable_ratio`] for a comparison judged by a family's shared spread
+/// ([`crate::Samples::PooledProcesses`]): each member's per-round log spread `residual_sd`
+/// with `df` degrees of freedom, so a pair's mean log ratio over `n` rounds has standard
+/// error `√(2·residual_sd² / n + process_sd²)`.
+pub fn min_detectable_ratio_pooled(
+    residual_sd: f64,
+    df: f64,
+    n: usize,
+    process_sd: f64,
+    alpha: f64,
+    power: f64,
+) -> Option<f64> {
+    if n < 2 || df < 1.0 {
+        return None;
+    }
+    let se = (2.0 * residual_sd.powi(2) / n as f64 + process_sd.powi(2)).sqrt();
+    let shift = t_quantile(df, 1.0 - alpha / 2.0) + t_quantile(df, power);
+    Some((shift * se).exp())
+}
+
 /// The probability that such a comparison (see [`min_detectable_ratio`], whose inverse it
 /// is) calls a true ratio `ratio` different at level `1 − alpha`.
 pub fn power_of(ratio: f64, sd: f64, n: usize, process_sd: f64, alpha: f64) -> Option<f64> {

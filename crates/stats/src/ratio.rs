@@ -30,8 +30,8 @@ pub(crate) struct LogRatio {
 /// (`scripts/noise-study.py` on `summary/results/2026-12-0[34]*.json` and
 /// `2026-12-06T0[0-5]*.json`, the runs of 2026-12-03 to 2026-12-06 05:00 UTC), 0.0135,
 /// rounded up to the next half percent. Without it, 22 of those cells (6.1%) fell outside
-/// their 95% interval; with it, 7 (1.9%). The measurement: docs/method.md, "The spread
-/// between two processes".
+/// their 95% interval; with it, 7 (1.9%). The measurement: docs/method.md, "Two
+/// processes: the spread rounds do not show".
 pub const PROCESS_SD: f64 = 0.015;
 
 fn mean_and_variance(values: &[f64]) -> (f64, f64) {
@@ -141,30 +141,56 @@ impl Residual {
     /// `None` with fewer than two members or two shared rounds, or a value that is not
     /// positive.
     pub fn additive<K: Ord>(members: &[&BTreeMap<K, f64>]) -> Option<Self> {
-        let (first, rest) = members.split_first()?;
-        let rounds: Vec<&K> =
-            first.keys().filter(|k| rest.iter().all(|m| m.contains_key(*k))).collect();
-        let (s, r) = (members.len(), rounds.len());
-        if s < 2 || r < 2 {
-            return None;
-        }
-        let y: Vec<Vec<f64>> =
-            members.iter().map(|m| logs(rounds.iter().map(|k| m[*k]))).collect::<Option<_>>()?;
-        let grand = y.iter().flatten().sum::<f64>() / (s * r) as f64;
-        let member_means: Vec<f64> =
-            y.iter().map(|row| row.iter().sum::<f64>() / r as f64).collect();
-        let round_means: Vec<f64> =
-            (0..r).map(|j| y.iter().map(|row| row[j]).sum::<f64>() / s as f64).collect();
-        let squares: f64 = y
-            .iter()
-            .zip(&member_means)
-            .flat_map(|(row, m)| {
-                row.iter().zip(&round_means).map(move |(v, c)| (v - m - c + grand).powi(2))
-            })
-            .sum();
-        let df = ((s - 1) * (r - 1)) as f64;
+        let (residuals, df) = additive_residuals(members)?;
+        let squares: f64 = residuals.iter().flatten().map(|r| r * r).sum();
         Some(Self { sd: (squares / df).sqrt(), df })
     }
+
+    /// Whether the members' noise around the additive fit is alike enough to share, by
+    /// Cochran's test (1941) at level `alpha`: the largest member's share of the residual
+    /// sum of squares against what sampling alone gives when every member is equally noisy
+    /// (each member's squares then about σ² χ² with (rounds − 1)(members − 1) ÷ members
+    /// degrees of freedom). `None` where [`Residual::additive`] has no fit.
+    pub fn alike<K: Ord>(members: &[&BTreeMap<K, f64>], alpha: f64) -> Option<bool> {
+        use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+        let (residuals, df) = additive_residuals(members)?;
+        let squares: Vec<f64> =
+            residuals.iter().map(|row| row.iter().map(|r| r * r).sum()).collect();
+        let total: f64 = squares.iter().sum();
+        if total <= 0.0 {
+            return Some(true);
+        }
+        let k = squares.len() as f64;
+        let largest = squares.iter().copied().fold(0.0, f64::max) / total;
+        let nu = df / k;
+        let f = FisherSnedecor::new(nu, (k - 1.0) * nu).ok()?.inverse_cdf(1.0 - alpha / k);
+        let critical = 1.0 / (1.0 + (k - 1.0) / f);
+        Some(largest <= critical)
+    }
+}
+
+/// The residuals of `ln x[member, round] = member + round + noise` fitted to the rounds every
+/// member shares (one row per member), and their degrees of freedom.
+fn additive_residuals<K: Ord>(members: &[&BTreeMap<K, f64>]) -> Option<(Vec<Vec<f64>>, f64)> {
+    let (first, rest) = members.split_first()?;
+    let rounds: Vec<&K> =
+        first.keys().filter(|k| rest.iter().all(|m| m.contains_key(*k))).collect();
+    let (s, r) = (members.len(), rounds.len());
+    if s < 2 || r < 2 {
+        return None;
+    }
+    let y: Vec<Vec<f64>> =
+        members.iter().map(|m| logs(rounds.iter().map(|k| m[*k]))).collect::<Option<_>>()?;
+    let grand = y.iter().flatten().sum::<f64>() / (s * r) as f64;
+    let member_means: Vec<f64> = y.iter().map(|row| row.iter().sum::<f64>() / r as f64).collect();
+    let round_means: Vec<f64> =
+        (0..r).map(|j| y.iter().map(|row| row[j]).sum::<f64>() / s as f64).collect();
+    let residuals = y
+        .iter()
+        .zip(&member_means)
+        .map(|(row, m)| row.iter().zip(&round_means).map(|(v, c)| v - m - c + grand).collect())
+        .collect();
+    Some((residuals, ((s - 1) * (r - 1)) as f64))
 }
 
 #[cfg(test)]

@@ -206,3 +206,29 @@ fn the_factorial_study_measures_its_grid_audited_and_its_page_has_each_axis_s_ef
     let binary = page.split("data-binary-check").nth(1).expect("the binary check");
     assert!(binary.contains("axum+serde_json+diesel</td>"), "{binary}");
 }
+
+#[test]
+fn the_layout_study_runs_each_framework_in_both_layouts_and_its_page_separates_them() {
+    // loadgen study layout --tiny: axum and actix-web × their own layout and per-core ×
+    // sqlx, and a twin of the first; smallJson and bookById at c=8, 2 rounds.
+    let (results, page, _) = tiny_study("layout");
+    let names: Vec<&str> = results.stacks.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(names.contains(&"actix-web+serde_json+sqlx@per-core"), "{names:?}");
+    for stack in &results.stacks {
+        assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
+        let per_core = stack.name.ends_with("@per-core");
+        assert_eq!(stack.launch.windows(2).any(|w| w == ["--layout", "per-core"]), per_core, "{:?}", stack.launch);
+    }
+    let table = page
+        .split("data-costs=\"bookById:8\"")
+        .nth(1)
+        .expect("the effects of bookById")
+        .split("</table>")
+        .next()
+        .unwrap();
+    for contrast in ["per-core ÷ framework", "actix-web ÷ axum, per-core", "per-core ÷ framework, actix-web"] {
+        let row = table.split("<tr>").find(|r| r.contains(contrast)).expect(contrast);
+        assert!(row.contains("× ["), "{row}");
+    }
+}

@@ -1,5 +1,5 @@
 //! `dbbench`: database access microbenchmarks (see the crate's documentation and
-//! docs/dbbench.md).
+//! docs/findings.md, "Database access without HTTP").
 
 use std::path::PathBuf;
 use std::process::ExitCode;

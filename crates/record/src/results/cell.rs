@@ -469,6 +469,15 @@ impl Cell {
         }
     }
 
+    /// The p99 a fixed-load window is compared by: its ranked answers' (µs), `None` where
+    /// the client fell behind its schedule (the latency would then be the client's).
+    pub fn fixed_load_p99_us(&self) -> Option<f64> {
+        if crate::warnings::client_limited(self).is_some() {
+            return None;
+        }
+        self.ranked_latency().map(|l| l.p99_us as f64)
+    }
+
     /// The histogram [`Cell::ranked_latency`] summarises (the refusals' for
     /// `checkoutSoldOut` when it has them), `None` when it holds no sample.
     pub fn ranked_histogram(&self) -> Result<Option<Histogram<u64>>, String> {

@@ -144,6 +144,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
                 request_timeout: std::time::Duration::from_millis(1),
                 durable: false,
                 schedule: crate::results::Schedule::Grouped,
+                tail_question: None,
             },
             warmup_max_seconds: Some(1.0),
             window_max_seconds: Some(1.0),

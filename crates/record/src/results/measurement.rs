@@ -35,8 +35,8 @@ pub struct Measurement {
     pub warmup: Duration,
     /// The shortest measurement window; it lasts until it holds one answer per connection
     /// (at most 4 × this). Short, and more rounds of them: a window's rate scatters with
-    /// the machine's state, which a longer window does not average away (docs/noise.md,
-    /// "Window length").
+    /// the machine's state, which a longer window does not average away (docs/method.md,
+    /// "Where the noise lives").
     #[cfg_attr(feature = "cli", arg(long, default_value = "200ms", value_parser = humantime::parse_duration))]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
@@ -80,11 +80,19 @@ pub struct Measurement {
     /// (the parties of one concurrency) next to each other, rotating within and between the
     /// groups; `shuffled` groups them too, each group in a random order drawn afresh every
     /// round (for a list of many parties in blocks, the factorial study's); `rotated`
-    /// rotates the whole round as one list, the schedule before grouping (docs/noise.md:
+    /// rotates the whole round as one list, the schedule before grouping (docs/method.md, "Where the noise lives":
     /// the closer a pair's windows, the less they scatter).
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Schedule::Grouped))]
     #[serde(default = "Schedule::before_grouping")]
     pub schedule: Schedule,
+    /// Ask a tail question: each scenario's closed loop gets --rounds and no more (its rate
+    /// is what the fixed-load share is taken of), and its fixed-load rounds go on, look by
+    /// look, until every p99 ratio's interval is within this width (upper ÷ lower; 2 when
+    /// the flag is given bare) or --budget is spent (docs/method.md, "A tail question").
+    #[cfg_attr(feature = "cli", arg(long, value_name = "WIDTH", num_args = 0..=1,
+        default_missing_value = "2", value_parser = crate::ab::parse_width))]
+    #[serde(rename = "tail_question_width", default, skip_serializing_if = "Option::is_none")]
+    pub tail_question: Option<f64>,
 }
 
 /// How a round's windows are ordered (`--schedule`).
@@ -124,6 +132,20 @@ impl Measurement {
     /// `max_rounds`, or the one look of a fixed design.
     pub fn looks(&self) -> bookstore_stats::Looks {
         bookstore_stats::Looks::planned(self.total_rounds() as usize, self.max_rounds as usize)
+    }
+
+    /// The looks of a tail question's fixed-load rounds (`--tail-question`): from rounds ×
+    /// repeat, doubling, to [`bookstore_stats::TAIL_LAST_LOOK`]; `None` without one. Every
+    /// look is judged at [`bookstore_stats::Looks::every_look_q`], since the question stops
+    /// on its data.
+    pub fn tail_looks(&self) -> Option<bookstore_stats::Looks> {
+        self.tail_question.map(|_| bookstore_stats::Looks::tail(self.total_rounds() as usize))
+    }
+
+    /// The false-discovery rate the fixed-load p99 families are judged at: the whole of `q`
+    /// for the fixed design of a default run, every look's share in a tail question.
+    pub fn equal_load_q(&self) -> f64 {
+        self.tail_looks().map_or(bookstore_stats::FALSE_DISCOVERY_RATE, |l| l.every_look_q())
     }
 
     /// What clap cannot check alone, as the one-line error a user reads.

@@ -41,7 +41,7 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// composed stacks (`stacks[].launch`, an addition older files read without), 12 since the
 /// fixed-load phase's own window (`settings.fixed_load_window_seconds`; an older file's
 /// fixed-load windows were `window_seconds` long).
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -294,14 +294,22 @@ impl RunResults {
         read_document(path, SCHEMA, versions, "a suite results file")
     }
 
-    /// The hour's speed: the HTTP ceiling's median rate on `health` at its lowest
-    /// concurrency (`None` without an HTTP ceiling). This machine's speed moves by 2×
+    /// The hour's speed: the HTTP ceiling's median rate on `health` (or, in a run without
+    /// it, the first scenario it was measured at) at its lowest concurrency (`None` without
+    /// an HTTP ceiling). This machine's speed moves by 2×
     /// between hours; a figure is read next to the speed of the hour it was measured in.
     pub fn http_ceiling_rps(&self) -> Option<f64> {
-        let health = || self.ceilings.http.iter().filter(|c| c.scenario == "health");
-        let lowest = health().map(|c| c.concurrency).min()?;
+        // `health`, or in a run without it (a study's) the first scenario the responder
+        // answered: canned bytes either way.
+        let scenario = if self.ceilings.http.iter().any(|c| c.scenario == "health") {
+            "health"
+        } else {
+            self.ceilings.http.first()?.scenario.as_str()
+        };
+        let ceiling = || self.ceilings.http.iter().filter(move |c| c.scenario == scenario);
+        let lowest = ceiling().map(|c| c.concurrency).min()?;
         let rates: Vec<f64> =
-            health().filter(|c| c.concurrency == lowest).map(|c| c.throughput_rps).collect();
+            ceiling().filter(|c| c.concurrency == lowest).map(|c| c.throughput_rps).collect();
         bookstore_stats::Summary::median_of(rates)
     }
 }

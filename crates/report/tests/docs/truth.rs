@@ -401,3 +401,74 @@ fn contributings_layout_names_every_crate_study_and_script() {
     let missing: Vec<&String> = expected.iter().filter(|p| !layout.contains(p.as_str())).collect();
     assert!(missing.is_empty(), "CONTRIBUTING.md's layout leaves out {missing:?}");
 }
+
+/// Every file under `dir` (recursively) whose name ends with one of `extensions`.
+fn files_under(dir: &std::path::Path, extensions: &[&str], found: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if path.is_dir() && !["target", ".git", "node_modules"].contains(&name.as_str()) {
+            files_under(&path, extensions, found);
+        } else if extensions.iter().any(|e| name.ends_with(e)) {
+            found.push(path);
+        }
+    }
+}
+
+/// The headings of a Markdown document, without their `#`s.
+fn headings(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#').trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn every_document_the_code_and_the_scripts_point_to_exists_with_the_heading_they_name() {
+    let root = root();
+    let mut sources = Vec::new();
+    for dir in ["crates", "loadgen", "studies", "scripts", ".ci"] {
+        files_under(&root.join(dir), &[".rs", ".sh", ".py", ".html", ".toml"], &mut sources);
+    }
+    sources.push(root.join("docker-compose.yml"));
+    let mut broken = Vec::new();
+    for source in &sources {
+        let text = std::fs::read_to_string(source).unwrap_or_default();
+        let shown = source.strip_prefix(&root).unwrap_or(source).display().to_string();
+        if shown.ends_with("tests/docs/truth.rs") {
+            continue; // this test's own examples
+        }
+        for (at, _) in text.match_indices("docs/") {
+            let rest = &text[at..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "/-_.".contains(*c))
+                .collect();
+            let Some(name) = name.strip_suffix('.').map(str::to_owned).or(Some(name)) else {
+                continue;
+            };
+            if !name.ends_with(".md") {
+                continue;
+            }
+            let Ok(document) = std::fs::read_to_string(root.join(&name)) else {
+                broken.push(format!("{shown}: {name} does not exist"));
+                continue;
+            };
+            // `docs/x.md, "Heading"` or `docs/x.md ("Heading")`: a heading of that document.
+            let after = rest[name.len()..].trim_start_matches([',', ' ', '(', ':']);
+            let after = after.trim_start_matches(['\n', '/', ' ', '#', '!']);
+            // A heading wrapped onto the next line is checked by its first line's words.
+            let quoted = after.strip_prefix('"').and_then(|q| q.split('"').next());
+            let quoted = quoted.and_then(|q| q.split('\n').next());
+            // A heading starts with a word (not a string literal's `";`).
+            if let Some(quoted) = quoted.filter(|q| q.starts_with(|c: char| c.is_alphabetic())) {
+                let known = headings(&document);
+                if !known.iter().any(|h| h.starts_with(quoted)) {
+                    broken.push(format!("{shown}: {name} has no heading {quoted:?}"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "pointers to documents that are not there:\n{}", broken.join("\n"));
+}

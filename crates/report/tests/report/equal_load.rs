@@ -160,9 +160,12 @@ fn a_variant_is_compared_with_its_stack_like_an_axis_at_saturation_and_at_equal_
     );
     assert!(table.contains("p99 at equal load, 70% of the slowest"), "{table}");
     let row = &table[table.find("bookById").unwrap()..table.find("checkoutCreate").unwrap()];
-    // Two concurrencies, each a rate and a p99 at saturation, then the p99 at equal load.
+    // Two concurrencies, each a rate and a p99 at saturation, then the p99 at equal load:
+    // judged by the family's shared spread (the fixture's tails are noisy), not called, its
+    // interval wider than 2× — so no ratio, but what it would take.
     assert_eq!(row.matches("0.80").count(), 2, "rates: {row}");
-    assert_eq!(row.matches("0.40").count(), 3, "p99s: {row}");
+    assert_eq!(row.matches("0.40").count(), 2, "p99s at saturation: {row}");
+    assert!(row.contains("cannot compare at this length"), "the p99 at equal load: {row}");
 }
 
 /// The method section's "Tails at equal load" item, as text.

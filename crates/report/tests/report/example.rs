@@ -57,3 +57,45 @@ fn the_current_default_run_s_page_reads_at_1280_px_with_nothing_clipped() {
         eprintln!("skipped: no Chromium (scripts/test.sh said so)");
     }
 }
+
+/// Every `R× [L–U]` in `text`: the ratio written before it (with `≈` when not called) and
+/// its ends.
+fn ratios(text: &str) -> Vec<(bool, f64, f64)> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("× [") {
+        let before = &text[..at];
+        let uncalled =
+            before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').ends_with("≈ ");
+        let inside = &text[at + "× [".len()..];
+        let Some(end) = inside.find(']') else { continue };
+        let mut ends = inside[..end].split('–').map(|v| v.trim().parse::<f64>());
+        if let (Some(Ok(low)), Some(Ok(high))) = (ends.next(), ends.next()) {
+            found.push((uncalled, low, high));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_default_runs_closing_lines_show_no_tail_ratio_the_data_cannot_support() {
+    // The p99 column of the kept default run: a ratio that is not called and is more than
+    // 2× wide would claim more than it holds ("≈ 0.871× [0.033–23.3]"); the called ones,
+    // the twin's among them, keep theirs.
+    let run = RunResults::read(&root().join(current_default())).unwrap();
+    let text = bookstore_report::terminal::summary(std::slice::from_ref(&run));
+    let mut tails = 0;
+    for line in text.lines().filter(|l| l.contains(" ms ")) {
+        let p99 = &line[line.find(" ms ").unwrap()..];
+        for (uncalled, low, high) in ratios(p99) {
+            tails += 1;
+            assert!(!uncalled || high / low <= 2.0, "{line}");
+        }
+    }
+    assert!(text.contains("cannot compare at this length"), "{text}");
+    assert!(tails > 0, "some p99s are compared: {text}");
+    let twins = text
+        .lines()
+        .filter(|l| l.contains(".twin") && l.contains("ms twin ") && l.contains("× ["))
+        .count();
+    assert!(twins > 0, "a called twin keeps its ratio: {text}");
+}

@@ -244,7 +244,11 @@ fn the_method_section_states_this_runs_noise_power_and_calls() {
     let method = text_between(&page, "How verdicts are made", "Parity");
     assert!(method.contains("false-discovery rate of 5%"), "{method}");
     assert!(method.contains("per-round spread of a pair's log ratio was 0."), "{method}");
-    assert!(method.contains("with 3 round(s), a difference of"), "{method}");
+    assert!(
+        method.contains("with 3 round(s) the median family could call a difference of"),
+        "{method}"
+    );
+    assert!(method.contains("families judged by their shared spread"), "{method}");
     assert!(method.contains("compared pairs were called different"), "{method}");
 }
 

@@ -102,6 +102,19 @@ pub fn interval(searches: &[Search]) -> Option<(f64, f64, f64)> {
     Some((estimate.mean.exp(), estimate.low.exp(), estimate.high.exp()))
 }
 
+/// The capacity the searches found together, as the JSON's top level gives it: with two
+/// or more, [`interval`]'s geometric mean and its ends; with one that met the objective,
+/// its rate and no interval; `None` where a search did not meet it.
+pub fn found(searches: &[Search]) -> Option<(f64, Option<(f64, f64)>)> {
+    if let [only] = searches {
+        return match only.capacity {
+            Capacity::Met { rate_rps, .. } => Some((rate_rps, None)),
+            Capacity::NotMet { .. } => None,
+        };
+    }
+    interval(searches).map(|(mean, low, high)| (mean, Some((low, high))))
+}
+
 /// The window length a search step takes by default: shorter than `loadgen http`'s 3 s, as
 /// a search runs a dozen of them.
 pub const DEFAULT_STEP: Duration = Duration::from_secs(2);
@@ -162,5 +175,14 @@ mod tests {
         );
         let not_met = vec![search(10.0, model(0.0)).unwrap(), searches[0].clone()];
         assert!(interval(&not_met).is_none(), "no capacity where one search did not meet it");
+        assert_eq!(found(&searches).map(|(rate, _)| rate), Some(mean));
+    }
+
+    #[test]
+    fn one_search_gives_its_capacity_without_an_interval() {
+        let one = [search(300.0, model(480.0)).unwrap()];
+        let Capacity::Met { rate_rps, .. } = one[0].capacity else { panic!("{:?}", one[0]) };
+        assert_eq!(found(&one), Some((rate_rps, None)));
+        assert_eq!(found(&[search(10.0, model(0.0)).unwrap()]), None);
     }
 }

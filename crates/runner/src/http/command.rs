@@ -209,7 +209,7 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
             "objective": objective,
             "label": objective.label(),
             "searches": searches,
-            "capacity_rps": interval.map(|i| i.0),
+            "capacity_rps": capacity::found(&searches).map(|(rate, _)| rate),
             "capacity_low_rps": interval.map(|i| i.1),
             "capacity_high_rps": interval.map(|i| i.2),
         }));

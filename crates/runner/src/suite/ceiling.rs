@@ -1,7 +1,7 @@
 //! The database ceiling: a scenario's statements issued straight through a store over a
 //! pool, with no HTTP and no JSON — once through each driver the stacks use, since neither
 //! bounds the other (a 50-row `bookList` costs the server 10–11 µs of CPU through diesel and
-//! libpq, 30–32 µs through sqlx: docs/performance.md; the diesel stacks reached a median
+//! libpq, 30–32 µs through sqlx: docs/findings.md, "Database access without HTTP"; the diesel stacks reached a median
 //! 106% of a sqlx-only ceiling at `bookList500`).
 
 use std::sync::Arc;

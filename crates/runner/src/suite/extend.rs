@@ -140,7 +140,7 @@ impl Suite<'_> {
 
     /// `scenario`'s share of the budget for rounds past the first look (infinite without a
     /// budget).
-    fn allowance(&self, scenario: Scenario) -> f64 {
+    pub(crate) fn allowance(&self, scenario: Scenario) -> f64 {
         let Some(budget) = self.options.measurement.budget else { return f64::INFINITY };
         let per_window = self.ledger.spent.per_window().unwrap_or(0.0);
         let scenarios = &self.options.scenarios;

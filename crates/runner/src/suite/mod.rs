@@ -34,6 +34,7 @@ mod running;
 mod sampler;
 pub mod shard;
 mod state;
+mod tails;
 mod window;
 
 use std::path::Path;

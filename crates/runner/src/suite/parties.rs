@@ -183,14 +183,17 @@ impl ComposeFrom {
 /// The compose database as the file publishes it on the host.
 pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
 
-/// `--targets`: `name=http://host:port` per stack, each stack at most once.
+/// `--targets`: `name=http://host:port` per stack, each name at most once; a name the
+/// registry does not know is a server of one's own ([`stacks::foreign`]).
 pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
     let mut targets: Vec<(StackInfo, std::net::SocketAddr)> = Vec::new();
     for spec in specs {
         let (name, address) = spec
             .split_once('=')
             .ok_or_else(|| format!("--targets {spec:?}: expected name=http://host:port"))?;
-        let stack = bookstore_registry::stacks::find(name.trim())?;
+        let name = name.trim();
+        let stack = bookstore_registry::stacks::find(name)
+            .or_else(|_| bookstore_registry::stacks::foreign(name))?;
         let url = url::Url::parse(address.trim())
             .map_err(|e| format!("--targets {spec:?}: expected http://host:port ({e})"))?;
         if url.scheme() != "http" || !matches!(url.path(), "" | "/") || url.query().is_some() {
@@ -241,7 +244,7 @@ mod tests {
     fn a_wrong_target_is_refused_with_a_reason() {
         for (spec, expected) in [
             ("axum-serde-sqlx", "expected name=http://host:port"),
-            ("spring-mvc=http://127.0.0.1:8081", "unknown stack"),
+            ("spring mvc=http://127.0.0.1:8081", "cannot name a server"),
             ("axum-serde-sqlx=https://127.0.0.1:8081", "expected http://host:port"),
             ("axum-serde-sqlx=http://127.0.0.1:8081/api", "expected http://host:port"),
             ("axum-serde-sqlx=127.0.0.1:8081", "expected http://host:port"),
@@ -252,6 +255,10 @@ mod tests {
         let twice =
             specs(&["axum-serde-sqlx=http://127.0.0.1:1", "axum-serde-sqlx=http://127.0.0.1:2"]);
         assert!(parse_targets(&twice).unwrap_err().contains("named twice"));
+        // A name the registry does not know is a server of one's own, under that name.
+        let mine = parse_targets(&specs(&["spring-mvc=http://127.0.0.1:8081"])).unwrap();
+        assert_eq!(mine[0].0.identity.service, "spring-mvc");
+        assert_eq!(mine[0].0.kind, bookstore_registry::stacks::Kind::Foreign);
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! measured first, in the middle and last equally often and the machine's drift falls on
 //! all of them alike. With `--schedule grouped` (the default) the windows compared with each
 //! other — one concurrency's parties — run next to each other, the groups and the windows
-//! within them rotating alike: the machine drifts on the scale of seconds (docs/noise.md),
+//! within them rotating alike: the machine drifts on the scale of seconds (docs/method.md, "Where the noise lives"),
 //! so a pair's windows close in time scatter less. With `--schedule shuffled` each group's
 //! order is drawn afresh every round instead: with many parties listed in blocks (the
 //! factorial study's, by framework), a rotation by one per round leaves each block near the
@@ -132,18 +132,18 @@ pub(crate) fn shuffled<T: Clone>(items: &[T], seed: u64) -> Vec<T> {
     order
 }
 
-/// The closed-loop rounds of `scenario`: the windows of `groups` (one round's, see
+/// The closed-loop `rounds` of `scenario`: the windows of `groups` (one round's, see
 /// `SuiteOptions::round_groups`) once per round, each group's windows next to each other;
 /// per round the groups' order rotates by one, and the order within each group too (or is
 /// drawn afresh, `schedule` shuffled).
 pub(crate) fn closed_block(
     scenario: Scenario,
     groups: &[Vec<Window>],
-    rounds: u32,
+    rounds: std::ops::Range<u32>,
     schedule: Schedule,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
-    (0..rounds)
+    rounds
         .flat_map(|round| {
             let by = *turn;
             let indices: Vec<usize> = (0..groups.len()).collect();
@@ -197,7 +197,7 @@ pub(crate) fn extension_block(
     plan
 }
 
-/// The fixed-load rounds of `scenario` at `offer`: every prepared stack once per round at
+/// The fixed-load `rounds` of `scenario` at `offer`: every prepared stack once per round at
 /// `cap` connections at most (as many as the closed loop ever held), rotating (or in a
 /// fresh random order each round, `schedule` shuffled).
 pub(crate) fn offered_block(
@@ -205,7 +205,7 @@ pub(crate) fn offered_block(
     stacks: usize,
     cap: u32,
     offer: Offer,
-    rounds: u32,
+    rounds: std::ops::Range<u32>,
     schedule: Schedule,
     turn: &mut usize,
 ) -> Vec<PlannedWindow> {
@@ -272,7 +272,7 @@ mod tests {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128), Window::HttpCeiling(128)];
         let mut turn = 0;
         let plan =
-            closed_block(Scenario::Health, &[windows.to_vec()], 3, Schedule::Grouped, &mut turn);
+            closed_block(Scenario::Health, &[windows.to_vec()], 0..3, Schedule::Grouped, &mut turn);
         assert_eq!(plan.len(), 9);
         assert_eq!(turn, 3, "one rotation per round");
         for round in 0..3 {
@@ -290,10 +290,10 @@ mod tests {
         let windows = [Window::Stack(0, 128), Window::Stack(1, 128)];
         let mut turn = 0;
         let first =
-            closed_block(Scenario::Health, &[windows.to_vec()], 1, Schedule::Grouped, &mut turn);
+            closed_block(Scenario::Health, &[windows.to_vec()], 0..1, Schedule::Grouped, &mut turn);
         let offer = Offer { rate_rps: 1000.0, fraction: Some(0.7) };
         let second =
-            offered_block(Scenario::Health, 2, 256, offer, 1, Schedule::Grouped, &mut turn);
+            offered_block(Scenario::Health, 2, 256, offer, 0..1, Schedule::Grouped, &mut turn);
         assert_eq!(first[0].party, Window::Stack(0, 128));
         assert_eq!(second[0].party, Window::Stack(1, 256), "the next block starts where it was");
         assert!(second.iter().all(|w| w.offer == Some(offer)));
@@ -304,7 +304,7 @@ mod tests {
         let at = |c: u32| (0..3).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
         let groups = [at(128), at(256)];
         let mut turn = 0;
-        let plan = closed_block(Scenario::BookById, &groups, 6, Schedule::Grouped, &mut turn);
+        let plan = closed_block(Scenario::BookById, &groups, 0..6, Schedule::Grouped, &mut turn);
         for round in 0..6 {
             let parties: Vec<Window> =
                 plan.iter().filter(|w| w.round == round).map(|w| w.party).collect();
@@ -336,7 +336,7 @@ mod tests {
         let first_half = |schedule| {
             let mut turn = 0;
             let groups = std::slice::from_ref(&parties);
-            let plan = closed_block(Scenario::BookById, groups, 8, schedule, &mut turn);
+            let plan = closed_block(Scenario::BookById, groups, 0..8, schedule, &mut turn);
             let mut counts = [0usize; 32];
             for round in 0..8 {
                 let order: Vec<Window> =
@@ -369,8 +369,13 @@ mod tests {
         // Two groups of one round (c = 128 and 256) each get an order of their own.
         let at = |c: u32| (0..8).map(|s| Window::Stack(s, c)).collect::<Vec<_>>();
         let mut turn = 0;
-        let plan =
-            closed_block(Scenario::BookById, &[at(128), at(256)], 1, Schedule::Shuffled, &mut turn);
+        let plan = closed_block(
+            Scenario::BookById,
+            &[at(128), at(256)],
+            0..1,
+            Schedule::Shuffled,
+            &mut turn,
+        );
         let order = |c: u32| {
             plan.iter()
                 .filter(|w| w.party.concurrency() == Some(c))

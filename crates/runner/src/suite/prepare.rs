@@ -14,12 +14,9 @@ use crate::harness::server::{self, ServerProcess};
 use crate::suite::options::{RELAY, RELAY_CALIBRATION_SAMPLES, SuiteOptions, parity};
 use crate::suite::running::PreparedStack;
 use crate::suite::state::Suite;
-use bookstore_client::engine;
-use bookstore_client::probe;
-use bookstore_client::scenario::{self, Scenario};
 use bookstore_record::results::{
     Ceilings, RelayCalibration, RunInfo, RunResults, SCHEMA, SCHEMA_VERSION, Settings, ShardInfo,
-    StackResults, Validation,
+    StackResults,
 };
 use bookstore_record::warnings::{Warning, WarningKind};
 
@@ -161,6 +158,22 @@ impl Suite<'_> {
             if self.options.coordinates() {
                 self.running.database.restore(&database)?;
             }
+            if stack.kind == bookstore_registry::stacks::Kind::Foreign {
+                // A server of one's own: every check the contract allows over HTTP first.
+                let failures =
+                    crate::harness::contract::foreign_failures(address, &self.options.scenarios);
+                if !failures.is_empty() {
+                    let why = format!(
+                        "at {address}: refused, it does not keep the contract: {}",
+                        failures.join("; ")
+                    );
+                    self.stack_failed(index, StackStatus::Failed, why)?;
+                    continue;
+                }
+                if self.options.coordinates() {
+                    self.running.database.restore(&database)?;
+                }
+            }
             if !self.check_contract(index, address, &format!("at {address}: "))? {
                 continue;
             }
@@ -301,7 +314,7 @@ impl Suite<'_> {
         addr: std::net::SocketAddr,
         context: &str,
     ) -> anyhow::Result<bool> {
-        let validation = validate_stack(addr, &self.options.scenarios);
+        let validation = crate::harness::contract::validate_stack(addr, &self.options.scenarios);
         let failed: Vec<String> = validation
             .iter()
             .filter(|v| !v.passed)
@@ -388,46 +401,4 @@ pub(crate) fn new_results(
         warnings,
         db_relay_calibration: Vec::new(),
     }
-}
-
-/// The contract check of every scenario before measuring: the first few requests of each,
-/// sent one at a time and checked in full.
-fn validate_stack(addr: std::net::SocketAddr, scenarios: &[Scenario]) -> Vec<Validation> {
-    const PER_SCENARIO: usize = 3;
-    scenarios
-        .iter()
-        .map(|&scenario| {
-            let load = bookstore_client::scenario::ScenarioLoad::new(scenario, &addr.to_string());
-            let mut picker = engine::Workload::picker(&load, 0, 1);
-            let problem = (0..PER_SCENARIO.min(load.len().max(1))).find_map(|_| {
-                let pick = picker.pick();
-                let response = match probe::exchange(
-                    addr,
-                    engine::Workload::request(&load, pick),
-                    Duration::from_secs(10),
-                ) {
-                    Ok(response) => response,
-                    Err(error) => return Some(error),
-                };
-                if response
-                    .content_type
-                    .as_deref()
-                    .is_none_or(|ct| !ct.starts_with("application/json"))
-                {
-                    return Some(format!(
-                        "Content-Type is {:?}, not application/json",
-                        response.content_type
-                    ));
-                }
-                scenario::validate_response(
-                    scenario,
-                    load.book_id(pick),
-                    response.status,
-                    &response.body,
-                )
-                .err()
-            });
-            Validation { scenario: scenario.name().to_owned(), passed: problem.is_none(), problem }
-        })
-        .collect()
 }

@@ -110,12 +110,15 @@ impl<'a> Suite<'a> {
             let rounds = self.options.total_rounds();
             let before = self.ledger.spent;
             let schedule = self.options.measurement.schedule;
-            self.run_block(&plan::closed_block(scenario, &groups, rounds, schedule, &mut turn))?;
+            self.run_block(&plan::closed_block(scenario, &groups, 0..rounds, schedule, &mut turn))?;
             let block = Spent {
                 windows: self.ledger.spent.windows - before.windows,
                 seconds: self.ledger.spent.seconds - before.seconds,
             };
-            self.extend(scenario, &groups, block, &mut turn)?;
+            // A tail question spends its time on the fixed-load rounds instead.
+            if self.options.measurement.tail_question.is_none() {
+                self.extend(scenario, &groups, block, &mut turn)?;
+            }
             if self.stopped() {
                 return Ok(());
             }
@@ -123,9 +126,18 @@ impl<'a> Suite<'a> {
             let Some(&cap) = self.options.measurement.concurrency.iter().max() else { continue };
             for offer in self.offers(scenario) {
                 let stacks = self.running.prepared.len();
+                let started = std::time::Instant::now();
                 self.run_block(&plan::offered_block(
-                    scenario, stacks, cap, offer, rounds, schedule, &mut turn,
+                    scenario,
+                    stacks,
+                    cap,
+                    offer,
+                    0..rounds,
+                    schedule,
+                    &mut turn,
                 ))?;
+                let per_round = started.elapsed().as_secs_f64() / f64::from(rounds);
+                self.ask_tails(scenario, cap, offer, per_round, &mut turn)?;
             }
         }
         Ok(())

@@ -137,7 +137,7 @@ fn two_shards_load_a_stack_together_and_merge_into_their_sum() {
 #[test]
 fn across_network_namespaces_two_client_hosts_merge_into_their_sum_with_the_audit_passing() {
     // scripts/multihost.sh: PostgreSQL, the stack and two shards each on a host of its own
-    // (a network namespace with its own address on a bridge), as docs/deployment.md's recipe runs them.
+    // (a network namespace with its own address on a bridge), as docs/running.md's "Across machines" runs them.
     if !nix::unistd::geteuid().is_root() {
         eprintln!("skipped: the multi-host run needs root (network namespaces)");
         return;

@@ -3,6 +3,7 @@
 //! (`cargo build --workspace --bins`, which `scripts/test.sh` runs first).
 
 mod equal_load;
+mod foreign;
 mod hosts;
 mod integrity;
 mod liar;
@@ -98,6 +99,7 @@ fn options(output: PathBuf) -> SuiteOptions {
             request_timeout: Duration::from_secs(10),
             durable: false,
             schedule: bookstore_record::results::Schedule::Grouped,
+            tail_question: None,
         },
         tuning: bookstore_registry::Tuning { pool_max: 4, workers: 2, blocking_threads: 4 },
         client_workers: 2,

@@ -4,7 +4,9 @@
 
 mod factorial;
 mod pooled;
+mod question;
 mod sequential;
+mod tails;
 
 use bookstore_stats::{
     FALSE_DISCOVERY_RATE, PROCESS_SD, Samples, Verdict, judge as judge_family, judge_one,
@@ -143,7 +145,7 @@ fn a_stack_faster_by_the_stated_detectable_ratio_is_found_four_times_in_five() {
 fn a_twin_is_called_different_as_often_as_promised_only_with_the_spread_between_processes() {
     // A stack and its twin: two processes of one binary, each with a lead or lag of its own
     // (bookstore_stats::PROCESS_SD between them), on a quiet hour's rounds (the kept
-    // sequential runs' quietest spread, docs/noise.md) and the default's last look. The
+    // sequential runs' quietest spread, docs/method.md, "Where the noise lives") and the default's last look. The
     // rounds alone see the two processes' difference as the stacks', and call it; the
     // verdict the pages draw (`Samples::Processes`) keeps its 5%.
     let (sd, n, twins) = (0.05, 12, 4000);

@@ -81,7 +81,7 @@ fn stopping_on_the_data_keeps_false_calls_within_q() {
 #[test]
 fn power_at_ten_fifteen_and_twenty_five_percent() {
     // One stack faster than the four others, which are equal; the spread of the kept
-    // grouped runs' median pair (docs/noise.md).
+    // grouped runs' median pair (docs/method.md, "Where the noise lives").
     let looks = looks();
     let last = *looks.rounds().last().unwrap();
     let sd = 0.105;

@@ -1,0 +1,532 @@
+//! The question, run: rounds of mirrored windows (ABBA, then BAAB), a fresh pair of
+//! processes every `rounds_per_process` rounds where the run starts the sides, looked at
+//! after the plan's block counts until the interval of B ÷ A is as narrow as asked, the
+//! budget is spent or the looks run out.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bookstore_client::engine::{Arrivals, LoadPlan, Settle};
+use bookstore_domain::store::redact_credentials;
+use bookstore_record::ab::{
+    AbAnswer, AbResults, AbRound, AbSettings, CONFIDENCE, SCHEMA, SCHEMA_VERSION,
+};
+use bookstore_record::environment::{Build, capture};
+use bookstore_record::results::Cell;
+use bookstore_record::{RunInfo, RunStatus};
+use bookstore_registry::Tuning;
+use bookstore_stats::question::{Answer, QuestionPlan, Samples, order_effect};
+
+use crate::ab::side::Side;
+use crate::harness::database::BenchDatabase;
+use crate::harness::server::ServerProcess;
+use crate::http::{Target, measure};
+use crate::suite::{WARMUP_MAX, WINDOW_MAX_FACTOR};
+
+/// The first look, in blocks (or rounds with one process per side): two leave one degree of
+/// freedom, three the fewest that make an interval worth a look.
+const FIRST_LOOK: usize = 3;
+/// The last look in blocks: 240 rounds at four per process, past any budget of minutes.
+const LAST_BLOCK_LOOK: usize = 60;
+/// The last look in rounds, with one process per side.
+const LAST_ROUND_LOOK: usize = 400;
+
+/// Everything `loadgen ab` is told.
+pub struct AbOptions {
+    /// A, then B.
+    pub sides: [Side; 2],
+    /// What both are asked: a scenario, or one request.
+    pub request: Target,
+    /// The one request's path (empty for a scenario, which makes its own).
+    pub path: String,
+    /// How every window is measured, and when the question ends.
+    pub settings: AbSettings,
+    /// What a stack the run starts is started with.
+    pub tuning: Tuning,
+    /// Where the stacks' binaries are.
+    pub bin_dir: PathBuf,
+    /// Client threads.
+    pub client_workers: usize,
+    /// Fully validate one accepted response in this many per connection.
+    pub validate_every: u64,
+    /// An existing PostgreSQL server instead of a throwaway one (its user needs CREATEDB).
+    pub database_url: Option<String>,
+    /// Where a throwaway server comes from.
+    pub db_provider: bookstore_fixture::Provider,
+    /// The results file, rewritten after every block.
+    pub output: PathBuf,
+    /// The workspace (its build settings, for the record).
+    pub workspace: PathBuf,
+    /// The command line, for the record (its secrets redacted there).
+    pub command_line: Vec<String>,
+    /// What the measuring binary was built from.
+    pub build: Build,
+    /// Set to stop after the current window (Ctrl-C).
+    pub stop: Arc<AtomicBool>,
+}
+
+/// What a side runs on during one block.
+struct Running {
+    url: String,
+    /// Its process, when the run started it (stopped when dropped).
+    process: Option<ServerProcess>,
+    /// Its database, when the run gave it one (restored before a write window).
+    database: Option<String>,
+}
+
+/// Runs the question to its end; prints a line per look on stderr; returns the results
+/// (also written to `options.output`).
+pub fn run(options: &AbOptions) -> anyhow::Result<AbResults> {
+    let started = Instant::now();
+    let settings = &options.settings;
+    let [a, b] = &options.sides;
+    let writes = matches!(options.request, Target::Scenario(s) if s.writes());
+    let blocks_mode = a.starts_here() && b.starts_here();
+    if writes && !blocks_mode && options.database_url.is_none() {
+        anyhow::bail!(
+            "a write scenario needs its database restored before every window: give the URL's database with --database-url, or let the run start both sides"
+        );
+    }
+    let needs_database = a.starts_here() || b.starts_here() || writes;
+    let mut database = if needs_database {
+        let connections = 2 * options.tuning.pool_max + 20;
+        Some(BenchDatabase::open(
+            options.database_url.as_deref(),
+            options.db_provider,
+            false,
+            connections,
+        )?)
+    } else {
+        None
+    };
+    let environment = capture(
+        options.build,
+        &options.workspace,
+        database.as_mut().map_or((None, Default::default()), BenchDatabase::describe),
+    );
+    let id =
+        options.output.file_stem().map_or_else(bookstore_record::environment::file_stamp, |s| {
+            s.to_string_lossy().into_owned()
+        });
+    let mut results = AbResults {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        run: RunInfo::running(
+            id,
+            options.command_line.iter().map(|a| redact_credentials(a).into_owned()).collect(),
+        ),
+        environment,
+        settings: settings.clone(),
+        request: format!(
+            "{}{}",
+            request_name(&options.request),
+            if options.path.is_empty() { String::new() } else { format!(" {}", options.path) }
+        ),
+        parties: [a.record("A"), b.record("B")],
+        rounds: Vec::new(),
+        rate: None,
+        latency: None,
+        order_effect: None,
+        processes: 0,
+        ended_by: String::new(),
+        notes: Vec::new(),
+    };
+    let logs = options.output.with_extension("logs");
+    std::fs::create_dir_all(&logs)?;
+    let plan = if blocks_mode {
+        QuestionPlan::new(FIRST_LOOK, LAST_BLOCK_LOOK, 1.0 - CONFIDENCE, settings.precision)
+    } else {
+        QuestionPlan::new(FIRST_LOOK, LAST_ROUND_LOOK, 1.0 - CONFIDENCE, settings.precision)
+    };
+    let per_block = if blocks_mode { settings.rounds_per_process as usize } else { 1 };
+    if let Some(note) = floor_note(&plan, blocks_mode) {
+        eprintln!("loadgen ab: {note}");
+        results.notes.push(note);
+    }
+    let mut question = Question {
+        options,
+        plan: &plan,
+        blocks_mode,
+        per_block,
+        window_plan: window_plan(options),
+        percentile: settings.rate.map(|_| settings.percentile / 100.0),
+        started,
+        logs: &logs,
+        rate_units: Vec::new(),
+        latency_units: Vec::new(),
+        orders: Vec::new(),
+    };
+    match question.ask(&mut results, database.as_mut()) {
+        Ok(ended_by) => {
+            results.ended_by = ended_by.into();
+            finish(&mut results, started, &options.output, None)?;
+            Ok(results)
+        }
+        Err(error) => {
+            results.ended_by = "failed".into();
+            finish(&mut results, started, &options.output, Some(format!("{error:#}")))?;
+            Err(error)
+        }
+    }
+}
+
+/// A question in progress: what it was told, and the rounds' log ratios so far, by unit
+/// (block, or round with one process per side).
+struct Question<'a> {
+    options: &'a AbOptions,
+    plan: &'a QuestionPlan,
+    blocks_mode: bool,
+    per_block: usize,
+    window_plan: LoadPlan,
+    percentile: Option<f64>,
+    started: Instant,
+    logs: &'a std::path::Path,
+    rate_units: Vec<Vec<f64>>,
+    latency_units: Vec<Vec<f64>>,
+    /// Each round's rate log ratio with A measured first, and with B first.
+    orders: Vec<(f64, f64)>,
+}
+
+impl Question<'_> {
+    /// Measures until an end; says which.
+    fn ask(
+        &mut self,
+        results: &mut AbResults,
+        mut database: Option<&mut BenchDatabase>,
+    ) -> anyhow::Result<&'static str> {
+        let options = self.options;
+        let mut running: Option<[Running; 2]> = None;
+        loop {
+            let block = self.rate_units.len();
+            // A fresh pair of processes every block where the run starts both sides; with one
+            // process per side, the first stays for the whole question.
+            if self.blocks_mode || running.is_none() {
+                // The last block's processes stop before the next start.
+                drop(running.take());
+                let sides = start_sides(options, database.as_deref_mut(), block, self.logs)?;
+                if sides.iter().any(|s| s.process.is_some()) {
+                    results.processes += 1;
+                }
+                if block == 0 {
+                    check_contract(&options.request, &sides)?;
+                }
+                running = Some(sides);
+            }
+            let sides = running.as_ref().expect("started above");
+            let (mut rate_block, mut latency_block) = (Vec::new(), Vec::new());
+            for _ in 0..self.per_block {
+                let index = results.rounds.len();
+                let (order, _) = mirrored(index);
+                let mut cells: Vec<(usize, Cell)> = Vec::with_capacity(4);
+                for side in order {
+                    if options.stop.load(Ordering::Relaxed) {
+                        return Ok("interrupted");
+                    }
+                    cells.push((
+                        side,
+                        window(options, &self.window_plan, &sides[side], database.as_deref_mut())?,
+                    ));
+                }
+                let round = round_of(block, index, &cells, self.percentile)?;
+                let (a_first, b_first) = log_ratios(&round.a_rps, &round.b_rps, &round.order);
+                self.orders.push((a_first, b_first));
+                rate_block.push((a_first + b_first) / 2.0);
+                if let (Some(a), Some(b)) = (round.a_latency_us, round.b_latency_us) {
+                    let (a, b) = (a.map(|v| v.max(1) as f64), b.map(|v| v.max(1) as f64));
+                    let (a_first, b_first) = log_ratios(&a, &b, &round.order);
+                    latency_block.push((a_first + b_first) / 2.0);
+                }
+                results.rounds.push(round);
+            }
+            self.rate_units.push(rate_block);
+            self.latency_units.push(latency_block);
+            results.order_effect = order_effect(&self.orders).map(|(effect, se)| [effect, se]);
+            if let Some(ended) = self.look(results) {
+                return Ok(ended);
+            }
+            results.write(&options.output)?;
+        }
+    }
+
+    /// At a look: the answers so far, said; and the end, if this is one.
+    fn look(&self, results: &mut AbResults) -> Option<&'static str> {
+        let units = self.rate_units.len();
+        if !self.plan.is_look(units) {
+            return None;
+        }
+        let rate = answer(self.plan, &self.rate_units, self.blocks_mode);
+        let latency = answer(self.plan, &self.latency_units, self.blocks_mode);
+        results.rate = rate.map(|a| record(&a, true));
+        results.latency = latency.map(|a| record(&a, false));
+        say_look(units, self.blocks_mode, results, self.started);
+        let precise =
+            |answer: &Option<Answer>| answer.as_ref().is_some_and(|a| self.plan.precise(a));
+        let tail_width = self.options.settings.tail_precision;
+        let narrow =
+            |answer: &Option<Answer>| answer.as_ref().is_some_and(|a| a.high / a.low <= tail_width);
+        if precise(&rate) && (self.percentile.is_none() || narrow(&latency)) {
+            return Some("precision");
+        }
+        if units >= self.plan.last() {
+            return Some("looks");
+        }
+        // The budget is checked at the looks only, so that every answer is a look's: stop now
+        // if the next look would not fit in what is left.
+        let spent = self.started.elapsed().as_secs_f64();
+        let per_unit = spent / units as f64;
+        let next = self.plan.looks().iter().copied().find(|&n| n > units).unwrap_or(units);
+        let left = self.options.settings.budget.as_secs_f64() - spent;
+        (per_unit * (next - units) as f64 > left).then_some("budget")
+    }
+}
+
+/// The answer at a look: blocks, or with one process per side the rounds.
+fn answer(plan: &QuestionPlan, units: &[Vec<f64>], blocks_mode: bool) -> Option<Answer> {
+    if units.iter().all(Vec::is_empty) {
+        return None;
+    }
+    if blocks_mode {
+        plan.answer(&Samples::Blocks(units))
+    } else {
+        let rounds: Vec<f64> = units.iter().flatten().copied().collect();
+        plan.answer(&Samples::Rounds(&rounds))
+    }
+}
+
+fn record(answer: &Answer, higher_is_better: bool) -> AbAnswer {
+    AbAnswer {
+        ratio: answer.ratio,
+        low: answer.low,
+        high: answer.high,
+        level: answer.level,
+        blocks: answer.blocks,
+        rounds: answer.rounds,
+        process_sd: answer.process_sd,
+        round_sd: answer.round_sd,
+        verdict: answer.verdict.name().to_owned(),
+        words: answer.words(higher_is_better),
+    }
+}
+
+/// The two pairs of a round as log ratios of B to A: with A measured first, with B first.
+fn log_ratios(a: &[f64; 2], b: &[f64; 2], order: &str) -> (f64, f64) {
+    let ln = |x: f64, y: f64| (y.max(f64::MIN_POSITIVE) / x.max(f64::MIN_POSITIVE)).ln();
+    // ABBA: A0 B0 | B1 A1 ; BAAB: B0 A0 | A1 B1.
+    if order == "ABBA" {
+        (ln(a[0], b[0]), ln(a[1], b[1]))
+    } else {
+        (ln(a[1], b[1]), ln(a[0], b[0]))
+    }
+}
+
+/// Round `index`'s order, as side indices (A 0, B 1) and in words: ABBA, then BAAB, in turn.
+fn mirrored(index: usize) -> ([usize; 4], &'static str) {
+    if index.is_multiple_of(2) { ([0, 1, 1, 0], "ABBA") } else { ([1, 0, 0, 1], "BAAB") }
+}
+
+/// The round from its four windows, in the order measured.
+fn round_of(
+    block: usize,
+    index: usize,
+    cells: &[(usize, Cell)],
+    percentile: Option<f64>,
+) -> anyhow::Result<AbRound> {
+    let (_, order) = mirrored(index);
+    let of = |side: usize| -> anyhow::Result<([f64; 2], Option<[u64; 2]>)> {
+        let mine: Vec<&Cell> = cells.iter().filter(|(s, _)| *s == side).map(|(_, c)| c).collect();
+        let rates = [mine[0].goodput_rps, mine[1].goodput_rps];
+        let latency = match percentile {
+            Some(q) => {
+                let mut values = [0u64; 2];
+                for (value, cell) in values.iter_mut().zip(&mine) {
+                    let histogram = cell.ranked_histogram().map_err(anyhow::Error::msg)?;
+                    *value = histogram.map_or(0, |h| h.value_at_quantile(q));
+                }
+                Some(values)
+            }
+            None => None,
+        };
+        Ok((rates, latency))
+    };
+    let ((a_rps, a_latency_us), (b_rps, b_latency_us)) = (of(0)?, of(1)?);
+    Ok(AbRound {
+        block: block as u32,
+        order: order.into(),
+        a_rps,
+        b_rps,
+        a_latency_us,
+        b_latency_us,
+    })
+}
+
+/// The sides of block `block`: a fresh process of each side the run starts, each on a
+/// fresh clone of the seeded database (its state as seeded, whatever the last process left).
+fn start_sides(
+    options: &AbOptions,
+    mut database: Option<&mut BenchDatabase>,
+    block: usize,
+    logs: &std::path::Path,
+) -> anyhow::Result<[Running; 2]> {
+    let mut running = Vec::with_capacity(2);
+    for (index, side) in options.sides.iter().enumerate() {
+        let label = ["A", "B"][index];
+        let name = format!("ab_{}", label.to_lowercase());
+        let entry = match side {
+            Side::Url(url) => {
+                let database =
+                    database.as_deref().and_then(|d| d.target_database().ok().map(str::to_owned));
+                Running { url: url.clone(), process: None, database }
+            }
+            side => {
+                let database =
+                    database.as_deref_mut().expect("a database for a side the run starts");
+                let url = database.fresh(&name)?;
+                let process = side
+                    .start(
+                        &format!("{label}-{block}"),
+                        &options.bin_dir,
+                        &options.tuning,
+                        &url,
+                        logs,
+                    )
+                    .map_err(|e| anyhow::anyhow!("{label}: did not start: {e}"))?;
+                let addr = process.as_ref().map(|p| p.addr()).expect("a side the run starts");
+                Running { url: format!("http://{addr}"), process, database: Some(name) }
+            }
+        };
+        running.push(entry);
+    }
+    <[Running; 2]>::try_from(running).map_err(|_| anyhow::anyhow!("two sides"))
+}
+
+/// Before the first window: each side answers the scenario as the contract says.
+fn check_contract(request: &Target, running: &[Running; 2]) -> anyhow::Result<()> {
+    let Target::Scenario(scenario) = request else { return Ok(()) };
+    for (label, side) in ["A", "B"].iter().zip(running) {
+        let addr = side
+            .url
+            .trim_start_matches("http://")
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", side.url))?;
+        for check in crate::harness::contract::validate_stack(addr, &[*scenario]) {
+            if !check.passed {
+                anyhow::bail!(
+                    "{label} ({}) does not keep the contract at {}: {}",
+                    side.url,
+                    check.scenario,
+                    check.problem.unwrap_or_default()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One window of `side`, its database restored first for a write scenario; a disqualified
+/// window ends the question (its rate would not be the server's).
+fn window(
+    options: &AbOptions,
+    plan: &LoadPlan,
+    side: &Running,
+    database: Option<&mut BenchDatabase>,
+) -> anyhow::Result<Cell> {
+    if let (Target::Scenario(scenario), Some(database), Some(name)) =
+        (&options.request, database, &side.database)
+        && scenario.writes()
+    {
+        database.restore(name)?;
+    }
+    let url = format!("{}{}", side.url, options.path);
+    let cell = measure(&url, &options.request, plan, options.validate_every)?;
+    if let Some(warning) = bookstore_record::warnings::disqualification(&cell) {
+        anyhow::bail!("{}: a window was disqualified: {}", side.url, warning.message);
+    }
+    Ok(cell)
+}
+
+/// With one process per side the answer cannot be finer than the spread between two
+/// processes: what that floor is at the plan's level, when the precision asked is below it.
+fn floor_note(plan: &QuestionPlan, blocks_mode: bool) -> Option<String> {
+    if blocks_mode {
+        return None;
+    }
+    let last = plan.last() as f64;
+    let floor = (bookstore_stats::t_critical(last - 1.0, 1.0 - plan.level())
+        * bookstore_stats::PROCESS_SD)
+        .exp()
+        - 1.0;
+    (plan.precision() < floor).then(|| {
+        format!(
+            "±{:.1}% is out of reach with one process per side (a URL): the spread between two processes of one binary ({}) floors the interval at about ±{:.1}%; let the run start both sides (a stack or a command) to reach it",
+            plan.precision() * 100.0,
+            bookstore_stats::PROCESS_SD,
+            floor * 100.0
+        )
+    })
+}
+
+fn window_plan(options: &AbOptions) -> LoadPlan {
+    let s = &options.settings;
+    LoadPlan {
+        connections: s.concurrency as usize,
+        workers: options.client_workers,
+        warmup: s.warmup,
+        duration: s.duration,
+        request_timeout: s.request_timeout,
+        rate_rps: s.rate,
+        arrivals: Arrivals::Constant,
+        stop: Arc::clone(&options.stop),
+        live: None,
+        settle: s.rate.is_none().then(|| Settle {
+            warmup_max: WARMUP_MAX.max(s.warmup),
+            window_min_completions: u64::from(s.concurrency),
+            window_max: s.duration * WINDOW_MAX_FACTOR,
+        }),
+        requests: None,
+    }
+}
+
+fn request_name(request: &Target) -> String {
+    match request {
+        Target::Scenario(scenario) => scenario.name().to_owned(),
+        Target::Request(spec) => {
+            let method = spec
+                .method
+                .clone()
+                .unwrap_or_else(|| if spec.body.is_some() { "POST" } else { "GET" }.into());
+            method.to_ascii_uppercase()
+        }
+    }
+}
+
+fn say_look(units: usize, blocks_mode: bool, results: &AbResults, started: Instant) {
+    let what = if blocks_mode { "blocks" } else { "rounds" };
+    let rate = results.rate.as_ref().map_or("–".to_owned(), |a| a.words.clone());
+    let latency = results
+        .latency
+        .as_ref()
+        .map_or(String::new(), |a| format!("; p{}: {}", results.settings.percentile, a.words));
+    eprintln!(
+        "loadgen ab: {units} {what}, {:.0} s: rate: {rate}{latency}",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn finish(
+    results: &mut AbResults,
+    started: Instant,
+    output: &std::path::Path,
+    failure: Option<String>,
+) -> anyhow::Result<()> {
+    results.run.status = match (&failure, results.ended_by.as_str()) {
+        (Some(_), _) => RunStatus::Failed,
+        (None, "interrupted") => RunStatus::Interrupted,
+        _ => RunStatus::Complete,
+    };
+    results.run.failure = failure;
+    results.run.finished_at = Some(bookstore_record::environment::now_rfc3339());
+    results.run.wall_seconds = Some(started.elapsed().as_secs_f64());
+    results.write(output).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))
+}
