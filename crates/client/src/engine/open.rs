@@ -74,7 +74,7 @@ impl Queue {
 /// The grid the arrivals are put on: each request is due at the first tick at or after its
 /// arrival, and requests of one tick go out together. Every wake-up of a thread is a context
 /// switch and a timer, and one per request made the open loop's client CPU per request
-/// several times a closed loop's (docs/loadgen.md gives the `loadgen http --rate` runs that
+/// several times a closed loop's (docs/method.md, "The engine", gives the `loadgen http --rate` runs that
 /// showed it); on the grid a thread wakes at most once a tick, `1 s ÷ TICK` times a second.
 /// Latency still counts from when a request was due (its tick): the arrivals are batched,
 /// the timing is not blurred. Below `1 s ÷ TICK` requests a second per thread, every tick
