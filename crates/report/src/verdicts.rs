@@ -181,7 +181,8 @@ impl Family {
 
     /// The family of the p99 latency at an equal offered `rate` (a key of
     /// [`Dataset::equal_load_rates`]): lower is better. A stack that could not carry the
-    /// rate in any round is not ranked; a window whose client fell behind is left out.
+    /// rate (saturated in more than a tenth of its rounds, `bookstore_record::warnings::carried`)
+    /// is not ranked; a window whose client fell behind is left out.
     pub(crate) fn equal_load_p99(dataset: &Dataset<'_>, scenario: &str, rate: &str) -> Self {
         Self::equal_load_p99_by(dataset, scenario, rate, Spread::Pooled)
     }
@@ -198,8 +199,11 @@ impl Family {
         let not_ranked = |windows: &CellWindows<'_>| {
             let saturated: Vec<&bookstore_record::warnings::Warning> =
                 windows.cells().filter_map(bookstore_record::warnings::saturation).collect();
-            let first = saturated.first()?;
             let rounds = windows.cells().count();
+            if bookstore_record::warnings::carried(saturated.len(), rounds) {
+                return None;
+            }
+            let first = saturated.first()?;
             Some(format!("{} (in {} of {rounds} rounds)", first.message, saturated.len()))
         };
         // A default run's rounds are every cell's, never more: a fixed design at the whole

@@ -218,7 +218,12 @@ fn the_layout_study_runs_each_framework_in_both_layouts_and_its_page_separates_t
     for stack in &results.stacks {
         assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
         let per_core = stack.name.ends_with("@per-core");
-        assert_eq!(stack.launch.windows(2).any(|w| w == ["--layout", "per-core"]), per_core, "{:?}", stack.launch);
+        assert_eq!(
+            stack.launch.windows(2).any(|w| w == ["--layout", "per-core"]),
+            per_core,
+            "{:?}",
+            stack.launch
+        );
     }
     let table = page
         .split("data-costs=\"bookById:8\"")
@@ -227,7 +232,9 @@ fn the_layout_study_runs_each_framework_in_both_layouts_and_its_page_separates_t
         .split("</table>")
         .next()
         .unwrap();
-    for contrast in ["per-core ÷ framework", "actix-web ÷ axum, per-core", "per-core ÷ framework, actix-web"] {
+    for contrast in
+        ["per-core ÷ framework", "actix-web ÷ axum, per-core", "per-core ÷ framework, actix-web"]
+    {
         let row = table.split("<tr>").find(|r| r.contains(contrast)).expect(contrast);
         assert!(row.contains("× ["), "{row}");
     }

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use bookstore_client::scenario::Scenario;
 use bookstore_record::results::{Rate, RunResults, StackResults, StackStatus};
-use bookstore_record::warnings::{disqualification, saturation};
+use bookstore_record::warnings::{carried, disqualification, saturation};
 
 use crate::suite::plan::{self, Offer};
 use crate::suite::state::Suite;
@@ -83,8 +83,9 @@ impl Suite<'_> {
 }
 
 /// The widest p99 interval at `rate` of `scenario` in `results`, judged as the page judges
-/// them (at `q`): every two measured stacks that carried the rate in every round, and each
-/// twin against its stack. `None` while some comparison has no interval.
+/// them (at `q`): every two measured stacks that carried the rate
+/// ([`bookstore_record::warnings::carried`]), and each twin against its stack. `None` while
+/// some comparison has no interval.
 fn widest_p99_interval(
     results: &RunResults,
     scenario: Scenario,
@@ -99,8 +100,9 @@ fn widest_p99_interval(
             .filter(|c| c.scenario == scenario.name())
             .filter(|c| c.equal_load_rate().map(Rate::label).as_deref() == Some(label.as_str()))
             .collect();
+        let saturated = cells.iter().filter(|c| saturation(c).is_some()).count();
         let carried =
-            cells.iter().all(|c| saturation(c).is_none() && disqualification(c).is_none());
+            carried(saturated, cells.len()) && cells.iter().all(|c| disqualification(c).is_none());
         (stack.status == StackStatus::Measured && !cells.is_empty() && carried)
             .then(|| cells.iter().filter_map(|c| Some((c.round, c.fixed_load_p99_us()?))).collect())
     };
