@@ -77,6 +77,9 @@ pub(crate) struct Tails {
     /// What intervals 2× wide would have taken at this noise, as a sentence; `None` where
     /// the median interval is already that narrow.
     two_fold: Option<String>,
+    /// For a run that asked a tail question: its looks and level, and where each family
+    /// ended, as a sentence.
+    question: Option<String>,
 }
 
 fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
@@ -99,7 +102,11 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
     let width = Summary::of(&widths)?.median;
     let own_width = Summary::of(&own_widths).map_or(f64::NAN, |s| s.median);
     let residual = Summary::of(&residuals).map(|s| s.median);
-    let two_fold = residual.filter(|_| width > 2.0).and_then(|sd| two_fold(dataset, sd));
+    let question = question(dataset, &families);
+    // A tail question says where its own looks ended; what a default run's few rounds
+    // would need is not its measure.
+    let two_fold =
+        residual.filter(|_| width > 2.0 && question.is_none()).and_then(|sd| two_fold(dataset, sd));
     Some(Tails {
         families: families.iter().filter(|(_, _, f)| f.pairs().next().is_some()).count(),
         residual_sd: residual.map_or("–".into(), |sd| format!("{sd:.2}")),
@@ -110,7 +117,39 @@ fn tails(dataset: &Dataset<'_>) -> Option<Tails> {
         compared,
         twins: twin_tail_calls(dataset),
         two_fold,
+        question,
     })
+}
+
+/// A tail question's looks and level, and each family's rounds and widest interval, as a
+/// sentence; `None` for a run that asked none.
+fn question(dataset: &Dataset<'_>, families: &[(String, String, Family)]) -> Option<String> {
+    let measurement = &dataset.runs.first()?.settings.measurement;
+    let (width, looks) = (measurement.tail_question?, measurement.tail_looks()?);
+    let rounds: Vec<String> = looks.rounds().iter().map(usize::to_string).collect();
+    let ends: Vec<String> = families
+        .iter()
+        .map(|(scenario, _, family)| {
+            let reached = family
+                .members
+                .iter()
+                .filter_map(|m| m.summary.as_ref().map(|s| s.n))
+                .max()
+                .unwrap_or(0);
+            let widest = family.pairs().map(|(_, _, c)| c.high / c.low).reduce(f64::max);
+            let widest = widest.map_or("no interval".to_owned(), |w| {
+                format!("widest {}×", bookstore_stats::digits(w))
+            });
+            format!("{scenario} {reached} rounds ({widest})")
+        })
+        .collect();
+    Some(format!(
+        "This run asked a tail question (`--tail-question {width}`): each scenario's fixed-load rounds were looked at after {} rounds, every look at q ÷ {} (so that all of them hold together at {}%), until every interval of the page was within {width}× or the budget ran out: {}.",
+        rounds.join(", "),
+        looks.rounds().len(),
+        crate::text::percent(FALSE_DISCOVERY_RATE),
+        ends.join("; ")
+    ))
 }
 
 /// The rounds and fixed-load seconds per stack and scenario an equal-load interval 2× wide
@@ -127,7 +166,7 @@ fn two_fold(dataset: &Dataset<'_>, residual_sd: f64) -> Option<String> {
     let needed_seconds = rounds as f64 * window;
     let here_seconds = f64::from(dataset.rounds()) * window;
     Some(format!(
-        "At that noise an interval 2× wide at a family's strictest level would take about {rounds} rounds of {window} s windows, {needed_seconds:.1} s of fixed load per stack and scenario against {here_seconds:.1} s in this run; the noise was measured white in window time, so longer windows buy it no cheaper: a question about tails is a run of its own (`loadgen ab A B --rate R --percentile 99`, which runs until its interval is within 2×).",
+        "At that noise an interval 2× wide at a family's strictest level would take about {rounds} rounds of {window} s windows, {needed_seconds:.1} s of fixed load per stack and scenario against {here_seconds:.1} s in this run; the noise was measured white in window time, so longer windows buy it no cheaper: a question about tails is a run of its own (`loadgen suite --tail-question` for several stacks, `loadgen ab A B --rate R` for two, each running until its intervals are within 2×).",
     ))
 }
 

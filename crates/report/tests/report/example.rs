@@ -17,20 +17,25 @@ fn root() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The current default run, as `docs/current-runs.toml` declares it (its `default` line).
-fn current_default() -> String {
+/// The kept run `docs/current-runs.toml` declares as `key` (`default`, `tail_question`).
+fn current(key: &str) -> String {
     let declared = std::fs::read_to_string(root().join("docs/current-runs.toml")).unwrap();
     declared
         .lines()
         .find_map(|line| {
-            let value = line.strip_prefix("default")?.trim_start().strip_prefix('=')?;
+            let value = line.strip_prefix(key)?.trim_start().strip_prefix('=')?;
             Some(value.trim().trim_matches('"').to_owned())
         })
-        .expect("docs/current-runs.toml declares the default run")
+        .unwrap_or_else(|| panic!("docs/current-runs.toml declares no {key} run"))
+}
+
+/// That run, read.
+fn kept(key: &str) -> RunResults {
+    RunResults::read(&root().join(current(key))).unwrap()
 }
 
 fn rendered() -> String {
-    let run = RunResults::read(&root().join(current_default())).unwrap();
+    let run = kept("default");
     render(std::slice::from_ref(&run)).unwrap()
 }
 
@@ -41,8 +46,8 @@ fn the_example_page_is_the_current_default_run_as_this_code_renders_it() {
     assert!(
         page == kept,
         "{EXAMPLE} is not what this code renders from {}: regenerate it with `loadgen report {} -o {EXAMPLE}`",
-        current_default(),
-        current_default()
+        current("default"),
+        current("default")
     );
     assert!(page.len() <= EXAMPLE_MAX_BYTES, "{EXAMPLE}: {} bytes", page.len());
     // Self-contained: opens with no network (styles and charts inline, nothing fetched).
@@ -81,7 +86,7 @@ fn the_default_runs_closing_lines_show_no_tail_ratio_the_data_cannot_support() {
     // The p99 column of the kept default run: a ratio that is not called and is more than
     // 2× wide would claim more than it holds ("≈ 0.871× [0.033–23.3]"); the called ones,
     // the twin's among them, keep theirs.
-    let run = RunResults::read(&root().join(current_default())).unwrap();
+    let run = kept("default");
     let text = bookstore_report::terminal::summary(std::slice::from_ref(&run));
     let mut tails = 0;
     for line in text.lines().filter(|l| l.contains(" ms ")) {
@@ -98,4 +103,26 @@ fn the_default_runs_closing_lines_show_no_tail_ratio_the_data_cannot_support() {
         .filter(|l| l.contains(".twin") && l.contains("ms twin ") && l.contains("× ["))
         .count();
     assert!(twins > 0, "a called twin keeps its ratio: {text}");
+}
+
+#[test]
+fn a_tail_questions_page_says_where_each_scenario_ended_and_not_what_a_default_run_would_need() {
+    let page = render(std::slice::from_ref(&kept("tail_question"))).unwrap();
+    let question = page.split("This run asked a tail question").nth(1).expect("the question");
+    let sentence = &question[..question.find("</li>").unwrap()];
+    assert!(
+        sentence.contains("after 3, 6, 12, 24, 48, 96 rounds, every look at q ÷ 6"),
+        "{sentence}"
+    );
+    // The kept run: the budget ended bookById and bookList500 short of 2×, checkoutCreate
+    // within it.
+    for ended in [
+        "bookById 48 rounds (widest 2.30×)",
+        "bookList500 48 rounds (widest 2.19×)",
+        "checkoutCreate 48 rounds (widest 1.81×)",
+    ] {
+        assert!(sentence.contains(ended), "{ended}: {sentence}");
+    }
+    // Its rounds are 48, not the default run's 3 the sentence on 2× intervals counts.
+    assert!(!page.contains("fixed load per stack and scenario against"), "{sentence}");
 }
