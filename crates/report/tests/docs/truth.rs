@@ -152,7 +152,7 @@ fn results_files(text: &str) -> Vec<String> {
             .collect();
         let base = name.trim_start_matches("summary/results/");
         let kept = base.starts_with(|c: char| c.is_ascii_digit())
-            || ["faults-", "soak-", "dbbench-"].iter().any(|kind| base.starts_with(kind));
+            || ["faults-", "soak-", "dbbench-", "ab-"].iter().any(|kind| base.starts_with(kind));
         if kept && name.ends_with(".json") {
             files.push(name);
         }
@@ -160,10 +160,11 @@ fn results_files(text: &str) -> Vec<String> {
     files
 }
 
-/// Whether `path` is a suite results file (not faults', a soak's or dbbench's).
+/// Whether `path` is a suite results file (not faults', a soak's, dbbench's or a
+/// question's).
 fn is_suite_results(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    !["faults-", "soak-", "dbbench-"].iter().any(|prefix| name.starts_with(prefix))
+    !["faults-", "soak-", "dbbench-", "ab-"].iter().any(|prefix| name.starts_with(prefix))
 }
 
 #[test]
@@ -180,6 +181,8 @@ fn every_results_file_the_documents_name_reads_with_todays_loadgen() {
         let name = path.rsplit('/').next().unwrap_or(path);
         let read = if is_suite_results(path) {
             RunResults::read(&full).map(drop)
+        } else if name.starts_with("ab-") {
+            bookstore_record::ab::AbResults::read(&full).map(drop)
         } else if name.starts_with("dbbench-") {
             std::fs::read_to_string(&full).map_err(anyhow::Error::from).and_then(|text| {
                 let value: serde_json::Value = serde_json::from_str(&text)?;
