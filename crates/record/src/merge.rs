@@ -358,7 +358,6 @@ mod tests {
                     durable: false,
                     schedule: crate::results::Schedule::Grouped,
                     tail_question: None,
-                    tail_last_look: 96,
                 },
                 warmup_max_seconds: None,
                 window_max_seconds: None,

@@ -514,7 +514,6 @@ mod tests {
             durable: false,
             schedule: bookstore_record::results::Schedule::Grouped,
             tail_question: None,
-            tail_last_look: 96,
         };
         let serde_json::Value::Object(fields) = serde_json::to_value(&m).unwrap() else {
             panic!("an object")

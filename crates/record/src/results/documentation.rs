@@ -145,7 +145,6 @@ fn every_field_a_results_file_can_hold_is_documented() {
                 durable: false,
                 schedule: crate::results::Schedule::Grouped,
                 tail_question: None,
-                tail_last_look: 96,
             },
             warmup_max_seconds: Some(1.0),
             window_max_seconds: Some(1.0),

@@ -93,14 +93,6 @@ pub struct Measurement {
         default_missing_value = "2", value_parser = crate::ab::parse_width))]
     #[serde(rename = "tail_question_width", default, skip_serializing_if = "Option::is_none")]
     pub tail_question: Option<f64>,
-    /// A tail question's last look: the most fixed-load rounds a scenario gets.
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = bookstore_stats::TAIL_LAST_LOOK))]
-    #[serde(default = "tail_last_look")]
-    pub tail_last_look: usize,
-}
-
-fn tail_last_look() -> usize {
-    bookstore_stats::TAIL_LAST_LOOK
 }
 
 /// How a round's windows are ordered (`--schedule`).
@@ -147,9 +139,7 @@ impl Measurement {
     /// look is judged at [`bookstore_stats::Looks::every_look_q`], since the question stops
     /// on its data.
     pub fn tail_looks(&self) -> Option<bookstore_stats::Looks> {
-        self.tail_question.map(|_| {
-            bookstore_stats::Looks::doubling(self.total_rounds() as usize, self.tail_last_look)
-        })
+        self.tail_question.map(|_| bookstore_stats::Looks::tail(self.total_rounds() as usize))
     }
 
     /// The false-discovery rate the fixed-load p99 families are judged at: the whole of `q`

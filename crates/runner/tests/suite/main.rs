@@ -100,7 +100,6 @@ fn options(output: PathBuf) -> SuiteOptions {
             durable: false,
             schedule: bookstore_record::results::Schedule::Grouped,
             tail_question: None,
-            tail_last_look: 96,
         },
         tuning: bookstore_registry::Tuning { pool_max: 4, workers: 2, blocking_threads: 4 },
         client_workers: 2,
