@@ -96,16 +96,6 @@ scenarios! {
         store_call: StoreCall::Books(50),
         stresses: "rows decoded and written as JSON",
     },
-    /// `GET /api/books?limit=10`.
-    BookList10 => ScenarioSpec {
-        name: "bookList10",
-        request: Request::Get { path: routes::BOOKS, query: "limit=10" },
-        books: Books::None,
-        answer: Answer::FirstBooks { items: 10 },
-        writes: None,
-        store_call: StoreCall::Books(10),
-        stresses: "a few rows decoded and written as JSON",
-    },
     /// `GET /api/books?limit=500`.
     BookList500 => ScenarioSpec {
         name: "bookList500",
