@@ -327,16 +327,7 @@ fn standings(family: &Family) -> Vec<(usize, &'static str, Option<Comparison>)> 
 
 /// The rows as CSV (RFC 4180): a header line of the field names, then one line per row.
 pub fn csv(rows: &[Row]) -> anyhow::Result<String> {
-    delimited(rows, b',')
-}
-
-/// The rows tab-separated, as [`csv`] writes them with commas.
-pub fn tsv(rows: &[Row]) -> anyhow::Result<String> {
-    delimited(rows, b'\t')
-}
-
-fn delimited(rows: &[Row], delimiter: u8) -> anyhow::Result<String> {
-    let mut writer = csv::WriterBuilder::new().delimiter(delimiter).from_writer(Vec::new());
+    let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
     }

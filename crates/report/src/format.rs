@@ -20,23 +20,14 @@ pub enum Format {
     Csv,
     /// The same rows as JSON.
     Json,
-    /// The same rows tab-separated, for spreadsheets that take a paste.
-    Tsv,
     /// The suite's closing summary, as the terminal shows it.
     Text,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 7] = [
-        Format::Html,
-        Format::Md,
-        Format::MdAxes,
-        Format::Csv,
-        Format::Json,
-        Format::Tsv,
-        Format::Text,
-    ];
+    pub const ALL: [Format; 6] =
+        [Format::Html, Format::Md, Format::MdAxes, Format::Csv, Format::Json, Format::Text];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
@@ -46,7 +37,6 @@ impl Format {
             Format::MdAxes => "md-axes",
             Format::Csv => "csv",
             Format::Json => "json",
-            Format::Tsv => "tsv",
             Format::Text => "text",
         }
     }
@@ -72,7 +62,6 @@ impl Format {
             Format::MdAxes => export::markdown_axes(&export::rows(runs)),
             Format::Csv => export::csv(&export::rows(runs))?,
             Format::Json => export::json(&export::rows(runs))?,
-            Format::Tsv => export::tsv(&export::rows(runs))?,
             Format::Text => crate::terminal::summary(runs),
         })
     }

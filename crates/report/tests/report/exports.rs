@@ -197,14 +197,3 @@ fn a_preset_beside_its_triple_gets_the_binary_check_without_a_grid() {
     let markdown = bookstore_report::export::markdown(&[run]);
     assert!(markdown.contains("| axum+serde_json+sqlx ÷ axum-serde-sqlx |"), "{markdown}");
 }
-
-#[test]
-fn the_tsv_export_is_the_csv_export_with_tabs() {
-    let run = fixture();
-    let runs = std::slice::from_ref(&run);
-    let csv = bookstore_report::Format::Csv.render(runs).unwrap();
-    let tsv = bookstore_report::Format::Tsv.render(runs).unwrap();
-    assert_eq!(csv.lines().count(), tsv.lines().count());
-    let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
-    assert_eq!(header, csv.lines().next().unwrap().split(',').collect::<Vec<_>>());
-}
