@@ -96,11 +96,6 @@ pub(crate) const STUDIES: &[Study] = &[
         about: "the default budgeted design against five fixed rounds of 0.5 s windows, alternated run by run",
         plan: sequential,
     },
-    Study {
-        name: "tails",
-        about: "the presets' p99 at 70% of the slowest's rate on the database scenarios, asked as a tail question until every interval is within 2×",
-        plan: tails,
-    },
 ];
 
 /// The study called `name`, or what the names are.
@@ -320,17 +315,6 @@ fn alternation(_: Scale) -> Plan {
 
 /// A fixed design of `rounds` rounds of `duration` windows after `warmup` warm-ups, on
 /// `scenarios` at `concurrency`.
-fn tails(scale: Scale) -> Plan {
-    let (stacks, scenarios, concurrency, duration, warmup) = match scale {
-        Scale::Full => (presets(), "bookById,bookList500,checkoutCreate", "128", "1s", "200ms"),
-        Scale::Tiny => ("axum-serde-sqlx".to_owned(), "bookById", "8", "200ms", "50ms"),
-    };
-    let mut flags = flags(&["--stacks", &stacks, "--tail-question", "--rates", "70%"]);
-    flags.extend(fixed(scenarios, concurrency, "3", duration, warmup));
-    flags.extend(self::flags(&["--fixed-load-duration", duration, "--no-ceilings"]));
-    Plan::one(flags)
-}
-
 fn fixed(
     scenarios: &str,
     concurrency: &str,
@@ -378,13 +362,6 @@ mod tests {
     fn value<'a>(flags: &'a [String], flag: &str) -> &'a str {
         let at = flags.iter().position(|f| f == flag).unwrap_or_else(|| panic!("no {flag}"));
         &flags[at + 1]
-    }
-
-    #[test]
-    fn the_tails_study_asks_a_tail_question_of_every_preset() {
-        let flags = &tails(Scale::Full).designs[0].flags;
-        assert!(flags.contains(&"--tail-question".to_owned()));
-        assert!(flags.contains(&presets()));
     }
 
     #[test]
