@@ -114,15 +114,24 @@ fn a_tail_questions_page_says_where_each_scenario_ended_and_not_what_a_default_r
         sentence.contains("after 3, 6, 12, 24, 48, 96 rounds, every look at q ÷ 6"),
         "{sentence}"
     );
-    // The kept run: the budget ended bookById and bookList500 short of 2×, checkoutCreate
-    // within it.
+    // The kept run: every scenario within 2× at the last look.
     for ended in [
-        "bookById 48 rounds (widest 2.30×)",
-        "bookList500 48 rounds (widest 2.19×)",
-        "checkoutCreate 48 rounds (widest 1.81×)",
+        "bookById 96 rounds (widest 1.62×)",
+        "bookList500 96 rounds (widest 1.58×)",
+        "checkoutCreate 96 rounds (widest 1.87×)",
     ] {
         assert!(sentence.contains(ended), "{ended}: {sentence}");
     }
-    // Its rounds are 48, not the default run's 3 the sentence on 2× intervals counts.
-    assert!(!page.contains("fixed load per stack and scenario against"), "{sentence}");
+}
+
+#[test]
+fn a_tail_question_that_ended_short_of_its_width_does_not_say_what_a_default_run_would_need() {
+    // The earlier kept question: its budget ended two scenarios at 48 rounds, wider than 2×.
+    // What 2× would take against a default run's three rounds is not its measure; it printed
+    // "… against 3.0 s in this run" for 48 rounds once.
+    let file = "summary/results/2026-12-06T15-37-56Z-tail-question.json";
+    let run = RunResults::read(&root().join(file)).unwrap();
+    let page = render(std::slice::from_ref(&run)).unwrap();
+    assert!(page.contains("bookById 48 rounds (widest 2.30×)"));
+    assert!(!page.contains("fixed load per stack and scenario against"));
 }
