@@ -1,4 +1,7 @@
 //! The command line's flags, one clap struct per command: what `--help` shows.
+// The doc comments below are `--help`'s text, read in a terminal: a placeholder such as
+// `<UTC time>` is meant literally there, not as an HTML tag.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,7 +5,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use crate::engine::{ErrorKind, Outcome, Picker, Response, Workload};
 
-/// The one request of [`Target::Request`], as the command line gives it.
+/// The one request of `bookstore_runner::http::Target::Request`, as the command line gives it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestSpec {
     /// `GET` when `None` without a body, `POST` when `None` with one (as curl does).

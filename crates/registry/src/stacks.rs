@@ -18,7 +18,7 @@ use crate::tuning::Tuning;
 /// `(CONST, crate_name, "binary-name", port, "framework", "serializer", "access")` — the
 /// constant of its [`StackInfo`] here, its crate (for the expansions that call its `serve`),
 /// its binary and default port, and its three tags as small-json reports them. The crate's
-/// types must report the same tags: [`check_stack!`](crate::check_stack) fails its build
+/// types must report the same tags: `bookstore_app::check_stack!` fails its build
 /// otherwise. A stack whose access is `diesel` blocks (it takes `--blocking-threads`).
 /// Adding a stack: its crate under `crates/servers/`, one line here, and the crate in
 /// `crates/conformance/Cargo.toml`.

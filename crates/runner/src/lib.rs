@@ -11,7 +11,7 @@
 //!   command's text goes.
 //!
 //! What it measures is written as the documents of [`bookstore_record`]; how they read is
-//! [`bookstore_report`]'s business, never this crate's.
+//! `bookstore_report`'s business, never this crate's.
 
 pub mod ab;
 pub mod console;

@@ -1,4 +1,4 @@
-//! The twelve scenarios of SPEC §4, declared once in the `scenarios!` table ([`table`]'s):
+//! The twelve scenarios of SPEC §4, declared once in the `scenarios!` table (`table.rs`):
 //! what each sends, which books it is about, what a correct answer is, whether it writes,
 //! what it stresses, and the same work straight on the store for the database ceiling.
 //! Everything else — requests, checks, the report's descriptions — is derived from the

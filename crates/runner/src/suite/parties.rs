@@ -184,7 +184,7 @@ impl ComposeFrom {
 pub const COMPOSE_DATABASE_URL: &str = "postgres://bookstore:bookstore@127.0.0.1:55432/bookstore";
 
 /// `--targets`: `name=http://host:port` per stack, each name at most once; a name the
-/// registry does not know is a server of one's own ([`stacks::foreign`]).
+/// registry does not know is a server of one's own ([`bookstore_registry::stacks::foreign`]).
 pub fn parse_targets(specs: &[String]) -> Result<Vec<(StackInfo, std::net::SocketAddr)>, String> {
     let mut targets: Vec<(StackInfo, std::net::SocketAddr)> = Vec::new();
     for spec in specs {
