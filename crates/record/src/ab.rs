@@ -72,12 +72,12 @@ pub struct AbSettings {
     pub percentile: f64,
     /// The shortest warm-up before each window (it lasts until every connection has had an
     /// answer, at most 5 s).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "100ms", value_parser = humantime::parse_duration))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = crate::results::DEFAULT_WARMUP, value_parser = humantime::parse_duration))]
     #[serde(rename = "warmup_seconds", with = "crate::units::seconds")]
     pub warmup: Duration,
     /// The shortest window (it lasts until it holds one answer per connection, at most 4 ×
     /// this).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "200ms", value_parser = humantime::parse_duration))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = crate::results::DEFAULT_WINDOW, value_parser = humantime::parse_duration))]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
     /// End when the interval of B ÷ A is within ±this share (0.02 or 2%).

@@ -31,6 +31,18 @@ impl Verdict {
             Verdict::NotDistinguishable => "not_distinguishable",
         }
     }
+
+    /// What an interval of B ÷ A from `low` to `high` says: higher or lower only when it
+    /// lies wholly on one side of 1.
+    pub fn of_interval(low: f64, high: f64) -> Self {
+        if low > 1.0 {
+            Verdict::Higher
+        } else if high < 1.0 {
+            Verdict::Lower
+        } else {
+            Verdict::NotDistinguishable
+        }
+    }
 }
 
 /// One judged comparison of B against A.
@@ -114,13 +126,7 @@ pub(crate) fn family(tests: &[Option<LogRatio>], q: f64) -> Vec<Option<Compariso
         .map(|test| {
             let test = test.as_ref()?;
             let (low, high) = test.interval(alpha);
-            let verdict = if low > 1.0 {
-                Verdict::Higher
-            } else if high < 1.0 {
-                Verdict::Lower
-            } else {
-                Verdict::NotDistinguishable
-            };
+            let verdict = Verdict::of_interval(low, high);
             Some(Comparison {
                 ratio: test.ratio(),
                 low,

@@ -210,13 +210,7 @@ fn finish(
 ) -> Answer {
     let half = t_critical(df, alpha) * se;
     let (low, high) = ((mean - half).exp(), (mean + half).exp());
-    let verdict = if low > 1.0 {
-        Verdict::Higher
-    } else if high < 1.0 {
-        Verdict::Lower
-    } else {
-        Verdict::NotDistinguishable
-    };
+    let verdict = Verdict::of_interval(low, high);
     Answer {
         ratio: mean.exp(),
         low,

@@ -17,6 +17,13 @@ pub const DEFAULT_ROUNDS: u32 = 3;
 /// The most rounds a family gets by default: the last look (`bookstore_stats::Looks`).
 pub const DEFAULT_MAX_ROUNDS: u32 = 12;
 
+/// The shortest warm-up before a window, as `--warmup` takes it: the suite's and `loadgen
+/// ab`'s, so that one question is measured as the suite measures.
+pub const DEFAULT_WARMUP: &str = "100ms";
+
+/// The shortest window, as `--duration` takes it: the suite's and `loadgen ab`'s.
+pub const DEFAULT_WINDOW: &str = "200ms";
+
 /// `--quick`'s shortest warm-up, shortest window and rounds.
 pub const QUICK: (Duration, Duration, u32) =
     (Duration::from_millis(100), Duration::from_millis(200), 3);
@@ -30,14 +37,14 @@ pub struct Measurement {
     pub concurrency: Vec<u32>,
     /// The shortest warm-up before each window; it lasts until every connection has had an
     /// answer (at most 5 s).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "100ms", value_parser = humantime::parse_duration))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = DEFAULT_WARMUP, value_parser = humantime::parse_duration))]
     #[serde(rename = "warmup_seconds", with = "crate::units::seconds")]
     pub warmup: Duration,
     /// The shortest measurement window; it lasts until it holds one answer per connection
     /// (at most 4 × this). Short, and more rounds of them: a window's rate scatters with
     /// the machine's state, which a longer window does not average away (docs/method.md,
     /// "Where the noise lives").
-    #[cfg_attr(feature = "cli", arg(long, default_value = "200ms", value_parser = humantime::parse_duration))]
+    #[cfg_attr(feature = "cli", arg(long, default_value = DEFAULT_WINDOW, value_parser = humantime::parse_duration))]
     #[serde(rename = "window_seconds", with = "crate::units::seconds")]
     pub duration: Duration,
     /// The fixed-load phase's window (its warm-up is half of --warmup): longer than the

@@ -23,7 +23,10 @@ mod measurement;
 mod rate;
 
 pub use cell::*;
-pub use measurement::{DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, Measurement, QUICK, Schedule};
+pub use measurement::{
+    DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, DEFAULT_WARMUP, DEFAULT_WINDOW, Measurement, QUICK,
+    Schedule,
+};
 pub use rate::Rate;
 
 /// Identifies a suite results document.
