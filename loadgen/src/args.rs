@@ -375,14 +375,28 @@ pub(crate) struct HttpArgs {
     #[arg(long)]
     pub(crate) json: Option<PathBuf>,
     /// Find the URL's capacity under this latency objective, `pNN=DURATION` (repeatable,
-    /// e.g. `--slo p99=10ms`): open-loop windows of -z (default 2s) on a rate ladder from
-    /// --rate, or from half the closed-loop rate of a first window, printing each rung.
+    /// e.g. `--slo p99=10ms`): open-loop windows of -z (default 2s) on a rate ladder laid
+    /// around --rate, or around the closed-loop rate of a first window, printing each rung
+    /// (docs/method.md, "Capacity at an objective").
     #[arg(long, value_parser = bookstore_runner::http::capacity::Objective::parse, conflicts_with = "requests")]
     pub(crate) slo: Vec<bookstore_runner::http::capacity::Objective>,
-    /// With --slo: search this many times, for the capacity's interval.
+    /// With --slo: climb this many ladders, for the capacity's interval (of this one
+    /// process: `loadgen ab --slo` restarts a server to sample the spread between processes).
     #[arg(long, default_value_t = 1, requires = "slo",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) repeat: u32,
+    /// With --slo: the highest rate a ladder offers, requests per second [default: twice the
+    /// closed-loop rate of a first window].
+    #[arg(long, value_name = "RPS", requires = "slo", value_parser = parse_rate)]
+    pub(crate) max_rate: Option<f64>,
+}
+
+/// A positive number of requests per second.
+pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{text:?}: expected a positive number of requests per second")),
+    }
 }
 
 pub(crate) fn parse_provider(name: &str) -> Result<bookstore_fixture::Provider, String> {
@@ -475,6 +489,20 @@ pub(crate) struct AbArgs {
     pub(crate) data: Option<String>,
     #[command(flatten)]
     pub(crate) settings: bookstore_record::ab::AbSettings,
+    /// Ask each side's capacity at this latency objective instead of its rate,
+    /// `pNN=DURATION` (`p99=10ms`): every block a fresh process of each, one rate ladder each
+    /// (docs/method.md, "Capacity at an objective"); both sides must be started by the run.
+    #[arg(long, value_parser = bookstore_record::objective::Objective::parse,
+          conflicts_with = "rate")]
+    pub(crate) slo: Option<bookstore_record::objective::Objective>,
+    /// With --slo: the highest rate a ladder offers, requests per second [default: twice the
+    /// highest closed-loop rate of the first block].
+    #[arg(long, value_name = "RPS", requires = "slo", value_parser = parse_rate)]
+    pub(crate) max_rate: Option<f64>,
+    /// With --slo: one more party, each compared with A (repeatable; A's own name again is
+    /// its twin): the capacity study's form. The parties are then named by their stacks.
+    #[arg(long, value_name = "SIDE", requires = "slo")]
+    pub(crate) also: Vec<String>,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
     /// Fully validate one accepted response in this many per connection.

@@ -380,6 +380,7 @@ pub(crate) fn http(args: HttpArgs) -> anyhow::Result<u8> {
         validate_every: args.validate_every,
         slo: args.slo,
         repeat: args.repeat,
+        max_rate_rps: args.max_rate,
         json: args.json,
     })
 }
@@ -437,9 +438,10 @@ fn add_per_stack<T: Ord + Copy>(
 }
 
 /// `loadgen ab`: the sides, the request and the settings typed, the question run, the
-/// answer printed; 3 with --fail-on-regression when B is called slower by more than it.
+/// answer printed; 3 with --fail-on-regression when B is called slower (or, with --slo,
+/// its capacity lower) by more than it.
 pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
-    use bookstore_runner::ab::{AbOptions, Side};
+    use bookstore_runner::ab::{AbOptions, CapacityOptions, Harness, Side};
     use bookstore_runner::http::{RequestSpec, Target};
     let a = Side::parse(&args.a).map_err(|e| anyhow::anyhow!("A: {e}"))?;
     let b = match &args.b {
@@ -475,11 +477,7 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this window; the answer so far is kept",
     );
-    let options = AbOptions {
-        sides: [a, b],
-        request,
-        path,
-        settings: args.settings.clone(),
+    let harness = Harness {
         tuning: args.servers.tuning(),
         bin_dir: args.servers.bin_dir.clone(),
         client_workers: args.servers.client_workers(),
@@ -492,20 +490,83 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
         build: bookstore_record::build_identity!(),
         stop,
     };
-    let results = bookstore_runner::ab::run(&options)?;
-    print!("{}", bookstore_report::ab::text(&results));
+    let settings = &args.settings;
+    let (page, lower, interrupted) = match args.slo {
+        Some(objective) => {
+            let mut sides = vec![a, b];
+            for (index, also) in args.also.iter().enumerate() {
+                let side =
+                    Side::parse(also).map_err(|e| anyhow::anyhow!("--also {}: {e}", index + 1))?;
+                sides.push(side);
+            }
+            let options = CapacityOptions {
+                parties: labelled(sides, !args.also.is_empty()),
+                request,
+                path,
+                settings: bookstore_record::capacity::CapacitySettings {
+                    objective,
+                    concurrency: settings.concurrency,
+                    warmup: settings.warmup,
+                    duration: settings.duration,
+                    precision: settings.precision,
+                    budget: settings.budget,
+                    request_timeout: settings.request_timeout,
+                    max_rate_rps: args.max_rate,
+                },
+                harness,
+            };
+            let results = bookstore_runner::ab::capacity(&options)?;
+            print!("{}", bookstore_report::capacity_question::text(&results));
+            let page =
+                args.report.as_ref().map(|_| bookstore_report::capacity_question::html(&results));
+            let answer = results.answers.first();
+            let lower = answer.filter(|a| a.answer.verdict == "lower").map(|a| a.answer.ratio);
+            (page, lower, results.ended_by == "interrupted")
+        }
+        None => {
+            let options =
+                AbOptions { sides: [a, b], request, path, settings: settings.clone(), harness };
+            let results = bookstore_runner::ab::run(&options)?;
+            print!("{}", bookstore_report::ab::text(&results));
+            let page = args.report.as_ref().map(|_| bookstore_report::ab::html(&results));
+            let rate = results.rate.as_ref();
+            let lower = rate.filter(|r| r.verdict == "lower").map(|r| r.ratio);
+            (page, lower, results.ended_by == "interrupted")
+        }
+    };
     println!("results: {}", output.display());
-    if let Some(page) = &args.report {
-        bookstore_runner::console::write_output(page, &bookstore_report::ab::html(&results)?)?;
-        println!("page: {}", page.display());
+    if let (Some(path), Some(page)) = (&args.report, page) {
+        bookstore_runner::console::write_output(path, &page?)?;
+        println!("page: {}", path.display());
     }
-    if results.ended_by == "interrupted" {
+    if interrupted {
         return Ok(bookstore_record::outcome::EXIT_INTERRUPTED);
     }
-    let regressed = |pct: f64| {
-        results.rate.as_ref().is_some_and(|r| r.verdict == "lower" && r.ratio < 1.0 - pct / 100.0)
-    };
+    let regressed = |pct: f64| lower.is_some_and(|ratio| ratio < 1.0 - pct / 100.0);
     Ok(if args.fail_on_regression.is_some_and(regressed) { 3 } else { 0 })
+}
+
+/// The parties of a capacity question, labelled: A, B, … — or, `by_name`, each by its
+/// stack's name (a command by its letter), a name met again its twin (`name.twin`).
+fn labelled(
+    sides: Vec<bookstore_runner::ab::Side>,
+    by_name: bool,
+) -> Vec<(String, bookstore_runner::ab::Side)> {
+    let mut labels: Vec<String> = Vec::new();
+    for (index, side) in sides.iter().enumerate() {
+        let letter = char::from(b'A' + index as u8).to_string();
+        let mut label = match side {
+            bookstore_runner::ab::Side::Stack(stack) if by_name => {
+                stack.identity.service.to_owned()
+            }
+            _ => letter,
+        };
+        while labels.contains(&label) {
+            label.push_str(".twin");
+        }
+        labels.push(label);
+    }
+    labels.into_iter().zip(sides).collect()
 }
 
 #[cfg(test)]

@@ -131,6 +131,7 @@ fn run_study(args: &StudyArgs) -> anyhow::Result<u8> {
         })?;
         plan.designs.push(study::Design {
             name: name.to_owned(),
+            command: "suite",
             flags: flags.split_whitespace().map(str::to_owned).collect(),
         });
     }
@@ -160,7 +161,7 @@ fn run_study(args: &StudyArgs) -> anyhow::Result<u8> {
             files.results = args.output.clone().unwrap_or(files.results);
             files.page = args.report.clone().unwrap_or(files.page);
             let mut argv: Vec<std::ffi::OsString> =
-                ["loadgen", "suite", "--bin-dir"].map(Into::into).into();
+                ["loadgen", design.command, "--bin-dir"].map(Into::into).into();
             argv.push(args.bin_dir.clone().into());
             argv.extend(design.flags.iter().chain(&args.suite).map(Into::into));
             argv.extend([
@@ -175,11 +176,12 @@ fn run_study(args: &StudyArgs) -> anyhow::Result<u8> {
                 format!("{name}, {} run {run}", design.name)
             };
             eprintln!("loadgen study: {what}: {}", files.results.display());
-            let Command::Suite(suite_args) = Cli::try_parse_from(argv)?.command else {
-                unreachable!("parsed as `loadgen suite`")
-            };
             let started = std::time::Instant::now();
-            let code = suite(*suite_args)?;
+            let code = match Cli::try_parse_from(argv)?.command {
+                Command::Suite(suite_args) => suite(*suite_args)?,
+                Command::Ab(ab_args) => ab(*ab_args)?,
+                _ => unreachable!("a study runs suites and capacity questions"),
+            };
             eprintln!(
                 "loadgen study: {what}: {:.0} s, exit status {code}",
                 started.elapsed().as_secs_f64()

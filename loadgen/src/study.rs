@@ -33,22 +33,29 @@ pub(crate) struct Plan {
     pub(crate) composed: bool,
 }
 
-/// One design: a name (empty for a study of one design) and its `loadgen suite` flags.
+/// One design: a name (empty for a study of one design), the command that runs it
+/// (`suite`, or `ab` for a capacity question) and its flags.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Design {
     pub(crate) name: String,
+    pub(crate) command: &'static str,
     pub(crate) flags: Vec<String>,
 }
 
 impl Plan {
     fn one(flags: Vec<String>) -> Self {
-        Self { designs: vec![Design { name: String::new(), flags }], composed: false }
+        let design = Design { name: String::new(), command: "suite", flags };
+        Self { designs: vec![design], composed: false }
     }
 
     fn alternated(designs: &[(&str, Vec<String>)]) -> Self {
         let designs = designs
             .iter()
-            .map(|(name, flags)| Design { name: (*name).to_owned(), flags: flags.clone() })
+            .map(|(name, flags)| Design {
+                name: (*name).to_owned(),
+                command: "suite",
+                flags: flags.clone(),
+            })
             .collect();
         Self { designs, composed: false }
     }
@@ -68,7 +75,7 @@ pub(crate) const STUDIES: &[Study] = &[
     },
     Study {
         name: "capacity",
-        about: "each preset's capacity at a latency objective (p99 ≤ 10 ms): a rate ladder after the closed loop",
+        about: "each preset's capacity at a latency objective (p99 ≤ 10 ms) and a twin's, every block a fresh process of each and one rate ladder each",
         plan: capacity,
     },
     Study {
@@ -184,29 +191,37 @@ fn layout(scale: Scale) -> Plan {
     Plan { composed: true, ..Plan::one(flags) }
 }
 
+/// The capacity study: one capacity question (`loadgen ab --slo`) of every preset and a
+/// twin of the first, every block a fresh process of each, so that each capacity's interval
+/// holds the spread between processes it measured.
 fn capacity(scale: Scale) -> Plan {
-    let mut flags = match scale {
-        Scale::Full => {
-            let mut flags = flags(&["--stacks", &presets()]);
-            flags.extend(fixed(
-                "health,bookById,bookList,bookSearch,aggregateReport,checkoutCreate",
-                "128",
-                "3",
-                "500ms",
-                "200ms",
-            ));
-            flags.extend(self::flags(&["--fixed-load-duration", "500ms"]));
-            flags
-        }
-        Scale::Tiny => {
-            let mut flags = flags(&["--stacks", "axum-serde-sqlx", "--no-ceilings"]);
-            flags.extend(fixed("bookById", "8", "2", "200ms", "50ms"));
-            flags.extend(self::flags(&["--fixed-load-duration", "200ms"]));
-            flags
-        }
+    let presets = bookstore_registry::stacks::names();
+    let (parties, scenario, concurrency, budget, duration, warmup) = match scale {
+        Scale::Full => (presets.clone(), "bookById", "128", "15m", "200ms", "100ms"),
+        Scale::Tiny => (vec![presets[0]], "bookById", "8", "15s", "100ms", "50ms"),
     };
-    flags.extend(self::flags(&["--slo", "p99=10ms"]));
-    Plan::one(flags)
+    // A, then the others with A's twin last (B when A is alone), every one against A.
+    let others: Vec<&str> = parties[1..].iter().copied().chain([parties[0]]).collect();
+    let mut flags = flags(&[parties[0], others[0]]);
+    for other in &others[1..] {
+        flags.extend(self::flags(&["--also", other]));
+    }
+    flags.extend(self::flags(&[
+        "--slo",
+        "p99=10ms",
+        "--scenario",
+        scenario,
+        "-c",
+        concurrency,
+        "--budget",
+        budget,
+        "--duration",
+        duration,
+        "--warmup",
+        warmup,
+    ]));
+    let design = Design { name: String::new(), command: "ab", flags };
+    Plan { designs: vec![design], composed: false }
 }
 
 fn connections(scale: Scale) -> Plan {

@@ -1,18 +1,22 @@
 //! A ladder of windows at constant offered rates, judged against a latency objective
-//! ([`crate::objective`]), and the capacity it shows.
+//! ([`crate::objective`]), and the capacity it shows ([`bookstore_stats::capacity`], the one
+//! estimate every capacity of the workspace is read by).
 //!
 //! A window the client itself limited (its send lag: the `client_limited` warning) is left
-//! out, neither met nor missed; a saturated one never meets an objective. `loadgen http
-//! --slo` searches one URL with these judgements; the suite's pages read its rate ladders
-//! (`--slo` with `--rates`) with them.
+//! out, neither met nor missed; a saturated or disqualified one never meets an objective,
+//! and says by how much it missed only where its percentile was the reason.
 
 use serde::Serialize;
+
+pub use bookstore_stats::capacity::Capacity;
+use bookstore_stats::capacity::{FELL, Rung, estimate};
 
 use crate::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective};
 use crate::results::Cell;
 
 /// One window at a constant offered rate, judged against an objective.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Step {
     /// Offered, requests per second.
     pub rate_rps: f64,
@@ -30,12 +34,17 @@ pub struct Step {
     pub met: bool,
     /// The client limited the window: it neither met nor missed.
     pub left_out: bool,
+    /// It fell behind (too few answers in time, too many errors, none to time, or
+    /// disqualified): above the bound by an amount its percentile does not say.
+    #[serde(default)]
+    pub fell_behind: bool,
     /// Why it did not meet it, when it did not.
     pub missed_because: Option<String>,
 }
 
 impl Step {
-    /// `cell`, an open-loop window at `rate_rps`, judged against `objective`.
+    /// `cell`, an open-loop window at `rate_rps`, judged against `objective`; a disqualified
+    /// window (its answers broke the contract, its audit failed, …) never meets one.
     pub fn judge(cell: &Cell, rate_rps: f64, objective: Objective) -> Result<Self, String> {
         let latency = cell.ranked_histogram()?;
         let (due, in_time_share) =
@@ -44,7 +53,11 @@ impl Step {
         let p50_us = latency.as_ref().map(|h| h.value_at_quantile(0.5));
         let at_objective_us = latency.as_ref().map(|h| h.value_at_quantile(objective.quantile));
         let limited = crate::warnings::client_limited(cell);
-        let missed_because = if let Some(limited) = &limited {
+        let disqualified = crate::warnings::disqualification(cell);
+        let mut fell_behind = true;
+        let missed_because = if let Some(gate) = disqualified {
+            Some(format!("disqualified: {}", gate.message))
+        } else if let Some(limited) = &limited {
             Some(format!("left out: {}", limited.message))
         } else if due == 0 {
             Some("nothing was due in the window".into())
@@ -57,6 +70,7 @@ impl Step {
         } else if error_share > ERROR_SHARE_MAX {
             Some(format!("{:.1}% of the requests due failed", error_share * 100.0))
         } else {
+            fell_behind = at_objective_us.is_none();
             match at_objective_us {
                 None => Some("no success to time".into()),
                 Some(us) if us > objective.bound_us => Some(format!(
@@ -67,6 +81,7 @@ impl Step {
                 Some(_) => None,
             }
         };
+        let met = missed_because.is_none();
         Ok(Self {
             rate_rps,
             due,
@@ -74,77 +89,35 @@ impl Step {
             error_share,
             p50_us,
             at_objective_us,
-            met: missed_because.is_none(),
-            left_out: limited.is_some(),
+            met,
+            left_out: limited.is_some() && disqualified.is_none(),
+            fell_behind: fell_behind && !met,
             missed_because,
         })
     }
-}
 
-/// What one ladder of windows (one party's rates in one round) shows of its capacity.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "found", rename_all = "snake_case")]
-pub enum LadderCapacity {
-    /// Met up to a rate and missed at the next: the capacity between them (see
-    /// [`ladder_capacity`]).
-    Between {
-        /// The estimate, requests per second.
-        rate_rps: f64,
-        /// The highest rate met below the first miss.
-        met_rps: f64,
-        /// The first rate missed.
-        missed_rps: f64,
-    },
-    /// Missed at the lowest rate judged: the capacity is below it.
-    NotMet {
-        /// Requests per second.
-        lowest_rps: f64,
-    },
-    /// Met at every rate judged: the capacity is at least the highest.
-    AboveLadder {
-        /// Requests per second.
-        highest_rps: f64,
-    },
-}
-
-impl LadderCapacity {
-    /// The estimate, when the ladder brackets it.
-    pub fn rate_rps(self) -> Option<f64> {
-        match self {
-            Self::Between { rate_rps, .. } => Some(rate_rps),
-            _ => None,
+    /// The window as the estimate reads it (`None` when left out): the log of its
+    /// percentile over `objective`'s bound, or [`FELL`].
+    pub fn rung(&self, objective: Objective) -> Option<Rung> {
+        if self.left_out {
+            return None;
         }
+        let excess = match self.at_objective_us {
+            _ if self.fell_behind => FELL,
+            Some(us) => (us.max(1) as f64 / objective.bound_us as f64).ln(),
+            None => FELL,
+        };
+        // A window met is at most at the bound, one missed above it, whatever rounding did.
+        let excess = if self.met { excess.min(0.0) } else { excess.max(f64::MIN_POSITIVE) };
+        Some(Rung { rate_rps: self.rate_rps, excess })
     }
 }
 
-/// The capacity a ladder shows: from the lowest rate up, the first window that missed (a
-/// window left out is skipped) and the highest met below it. Between the two, the rate at
-/// which the objective's percentile reaches its bound on the line through their
-/// percentiles in log–log (latency grows about as a power of the rate near a knee); where
-/// that line does not cross the bound between them (the miss was a saturation or errors
-/// with the percentile still in bound), the rate met. A miss above a later met window
-/// still ends the ladder: a rate met only past a miss is not counted as capacity.
-pub fn ladder_capacity(steps: &[Step], objective: Objective) -> Option<LadderCapacity> {
-    let mut judged: Vec<&Step> = steps.iter().filter(|s| !s.left_out).collect();
-    judged.sort_by(|a, b| a.rate_rps.total_cmp(&b.rate_rps));
-    let first = *judged.first()?;
-    let Some(miss) = judged.iter().position(|s| !s.met) else {
-        return Some(LadderCapacity::AboveLadder { highest_rps: judged.last()?.rate_rps });
-    };
-    if miss == 0 {
-        return Some(LadderCapacity::NotMet { lowest_rps: first.rate_rps });
-    }
-    let (met, missed) = (judged[miss - 1], judged[miss]);
-    let bound = (objective.bound_us as f64).ln();
-    let rate_rps = match (met.at_objective_us, missed.at_objective_us) {
-        (Some(low), Some(high)) if high > objective.bound_us && low < high => {
-            let (low, high) = ((low.max(1) as f64).ln(), (high as f64).ln());
-            let share = ((bound - low) / (high - low)).clamp(0.0, 1.0);
-            (met.rate_rps.ln() + share * (missed.rate_rps.ln() - met.rate_rps.ln())).exp()
-        }
-        _ => met.rate_rps,
-    };
-    Some(LadderCapacity::Between { rate_rps, met_rps: met.rate_rps, missed_rps: missed.rate_rps })
+/// The capacity a ladder of windows shows under `objective`: the estimate of
+/// [`bookstore_stats::capacity`] over the windows not left out.
+pub fn ladder_capacity(steps: &[Step], objective: Objective) -> Option<Capacity> {
+    let rungs: Vec<Rung> = steps.iter().filter_map(|s| s.rung(objective)).collect();
+    estimate(&rungs)
 }
 
 #[cfg(test)]
@@ -161,6 +134,7 @@ mod tests {
             at_objective_us: Some(p99_us),
             met: p99_us <= bound_us,
             left_out: false,
+            fell_behind: false,
             missed_because: (p99_us > bound_us).then(|| "p99 was high".into()),
         }
     }
@@ -178,14 +152,15 @@ mod tests {
         let found = ladder_capacity(&ladder, objective).unwrap();
         let rate = found.rate_rps().unwrap();
         assert!((rate - 3_162.3).abs() < 1.0, "{found:?}");
-        // A met window past the first miss does not count; left-out windows are skipped.
+        // One window met past a miss is pooled with that miss (their median is over the
+        // bound); left-out windows are skipped.
         let mut bumpy = ladder.to_vec();
         bumpy.insert(2, step(5_000.0, 20_000, 10_000));
         bumpy.push(step(20_000.0, 9_000, 10_000));
         let mut limited = step(2_000.0, 1, 10_000);
         limited.left_out = true;
         bumpy.push(limited);
-        let LadderCapacity::Between { met_rps, missed_rps, .. } =
+        let Capacity::Between { met_rps, missed_rps, .. } =
             ladder_capacity(&bumpy, objective).unwrap()
         else {
             panic!("bracketed")
@@ -194,17 +169,18 @@ mod tests {
         // Missed at the lowest: below it; met everywhere: at least the highest.
         assert_eq!(
             ladder_capacity(&ladder[2..], objective),
-            Some(LadderCapacity::NotMet { lowest_rps: 10_000.0 })
+            Some(Capacity::NotMet { lowest_rps: 10_000.0 })
         );
         assert_eq!(
             ladder_capacity(&ladder[..2], objective),
-            Some(LadderCapacity::AboveLadder { highest_rps: 1_000.0 })
+            Some(Capacity::Above { highest_rps: 1_000.0 })
         );
-        // A saturated miss with the percentile in bound: the rate met.
+        // A window that fell behind with its percentile still in bound says only that the
+        // crossing is below it: the middle, in log, between it and the rung met.
         let mut saturated = step(10_000.0, 8_000, 10_000);
-        saturated.met = false;
+        (saturated.met, saturated.fell_behind) = (false, true);
         let found = ladder_capacity(&[ladder[1].clone(), saturated], objective).unwrap();
-        assert_eq!(found.rate_rps(), Some(1_000.0));
+        assert!((found.rate_rps().unwrap() - 3_162.3).abs() < 1.0, "{found:?}");
         assert_eq!(ladder_capacity(&[], objective), None);
     }
 }

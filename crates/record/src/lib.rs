@@ -20,6 +20,7 @@
 //! the flags of its measurement settings are parsed only with its `cli` feature.
 
 pub mod ab;
+pub mod capacity;
 pub mod document;
 pub mod environment;
 pub mod faults;

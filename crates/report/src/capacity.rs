@@ -17,7 +17,7 @@ use super::dataset::{Dataset, RoundKey};
 use super::verdicts::{Family, Member, Spread, TwinCalls, twin_calls_in};
 use crate::charts::{self, LineChart, RateCurve};
 use crate::text::{ComparisonText, colour};
-use bookstore_record::ladder::{LadderCapacity, Step, ladder_capacity};
+use bookstore_record::ladder::{Capacity, Step, ladder_capacity};
 use bookstore_record::objective::{Objective, ScopedObjective};
 use bookstore_record::results::Cell;
 
@@ -27,7 +27,7 @@ pub(crate) struct PartyLadders {
     pub(crate) party: String,
     pub(crate) rounds: BTreeMap<RoundKey, Vec<Step>>,
     /// The capacity each round's ladder shows.
-    pub(crate) found: BTreeMap<RoundKey, LadderCapacity>,
+    pub(crate) found: BTreeMap<RoundKey, Capacity>,
     /// Windows the client limited, left out of their ladder.
     pub(crate) left_out: usize,
 }
@@ -42,17 +42,10 @@ pub(crate) struct CapacityFamily {
     pub(crate) family: Family,
 }
 
-/// `cell`, an open-loop window, judged against `objective`: a disqualified window (its
-/// answers broke the contract, its audit failed, …) never meets one.
+/// `cell`, an open-loop window, judged against `objective`.
 fn judge(cell: &Cell, objective: Objective) -> Option<Step> {
     let offered_rps = cell.open_loop.as_ref()?.offered_rps;
-    let mut step = Step::judge(cell, offered_rps, objective).ok()?;
-    if let Some(gate) = bookstore_record::warnings::disqualification(cell) {
-        step.met = false;
-        step.left_out = false;
-        step.missed_because = Some(format!("disqualified: {}", gate.message));
-    }
-    Some(step)
+    Step::judge(cell, offered_rps, objective).ok()
 }
 
 fn party_ladders(
@@ -91,7 +84,7 @@ fn unbracketed(ladders: &PartyLadders) -> Option<String> {
         .found
         .values()
         .filter_map(|f| match f {
-            LadderCapacity::NotMet { lowest_rps } => Some(*lowest_rps),
+            Capacity::NotMet { lowest_rps } => Some(*lowest_rps),
             _ => None,
         })
         .collect();
@@ -99,7 +92,7 @@ fn unbracketed(ladders: &PartyLadders) -> Option<String> {
         .found
         .values()
         .filter_map(|f| match f {
-            LadderCapacity::AboveLadder { highest_rps } => Some(*highest_rps),
+            Capacity::Above { highest_rps } => Some(*highest_rps),
             _ => None,
         })
         .collect();
@@ -145,9 +138,10 @@ pub(crate) fn families(dataset: &Dataset<'_>) -> Vec<CapacityFamily> {
                     Member::new(dataset, &ladders.party, samples, unbracketed(ladders))
                 })
                 .collect();
-            // Every ladder is measured in every round: a fixed design.
+            // Every ladder is measured in every round: a fixed design. Each party is one
+            // process for the whole run: its capacity's own lead is not in the rounds.
             let q = |_: &[&[(f64, f64)]]| bookstore_stats::FALSE_DISCOVERY_RATE;
-            let family = Family::of_members(members, Better::Higher, q, Spread::Processes);
+            let family = Family::of_members(members, Better::Higher, q, Spread::Capacities);
             families.push(CapacityFamily {
                 scenario: scenario.clone(),
                 objective,
@@ -194,7 +188,7 @@ fn rate(rps: f64) -> String {
 }
 
 /// One round's ladder in words.
-fn ladder_text(steps: &[Step], found: Option<&LadderCapacity>) -> String {
+fn ladder_text(steps: &[Step], found: Option<&Capacity>) -> String {
     let why = |rps: f64| {
         steps
             .iter()
@@ -203,7 +197,7 @@ fn ladder_text(steps: &[Step], found: Option<&LadderCapacity>) -> String {
             .unwrap_or_default()
     };
     match found {
-        Some(LadderCapacity::Between { met_rps, missed_rps, .. }) => {
+        Some(Capacity::Between { met_rps, missed_rps, .. }) => {
             format!(
                 "met at {}, missed at {} ({})",
                 rate(*met_rps),
@@ -211,10 +205,10 @@ fn ladder_text(steps: &[Step], found: Option<&LadderCapacity>) -> String {
                 why(*missed_rps)
             )
         }
-        Some(LadderCapacity::NotMet { lowest_rps }) => {
+        Some(Capacity::NotMet { lowest_rps }) => {
             format!("missed at {} ({})", rate(*lowest_rps), why(*lowest_rps))
         }
-        Some(LadderCapacity::AboveLadder { highest_rps }) => {
+        Some(Capacity::Above { highest_rps }) => {
             format!("met at every rate to {}", rate(*highest_rps))
         }
         None => "every window client-limited".into(),
@@ -328,6 +322,7 @@ fn table(dataset: &Dataset<'_>, capacity: &CapacityFamily) -> CapacityTable {
             &objective.percentile(),
             objective.bound_us,
             &curves,
+            true,
         ),
         power,
     }

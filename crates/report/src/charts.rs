@@ -512,14 +512,15 @@ pub struct RateCurve {
     pub capacity_rps: Option<f64>,
 }
 
-/// Latency against offered rate (log latency), one solid line per party at the objective's
-/// `percentile` and a dashed one at p50, the objective `bound_us` as a line across, each
-/// party's capacity a dot on it.
+/// Latency against offered rate (log latency), one solid line per curve at the objective's
+/// `percentile` and, with `medians`, a dashed one at p50, the objective `bound_us` as a
+/// line across, each curve's capacity a dot on it.
 pub fn capacity_chart(
     title: &str,
     percentile: &str,
     bound_us: u64,
     curves: &[RateCurve],
+    medians: bool,
 ) -> LineChart {
     let (width, height) = (460.0, 280.0);
     let plot = (58.0, 24.0, width - 16.0, height - 42.0);
@@ -555,12 +556,14 @@ pub fn capacity_chart(
             title: format!("{} {percentile}: {}", curve.label, said(&curve.points, |p| p.2)),
             dashed: false,
         });
-        series.push(Series {
-            colour: curve.colour.clone(),
-            points: line(&curve.points, |p| p.1),
-            title: format!("{} p50: {}", curve.label, said(&curve.points, |p| p.1)),
-            dashed: true,
-        });
+        if medians {
+            series.push(Series {
+                colour: curve.colour.clone(),
+                points: line(&curve.points, |p| p.1),
+                title: format!("{} p50: {}", curve.label, said(&curve.points, |p| p.1)),
+                dashed: true,
+            });
+        }
     }
     let dots = curves
         .iter()
@@ -581,7 +584,11 @@ pub fn capacity_chart(
         x_ticks,
         y_ticks: axis.ticks(),
         series,
-        x_label: format!("offered (req/s); solid {percentile}, dashed p50"),
+        x_label: if medians {
+            format!("offered (req/s); solid {percentile}, dashed p50")
+        } else {
+            format!("offered (req/s); {percentile}")
+        },
         y_label: "latency (log)".into(),
         title: title.to_owned(),
         rules: vec![Rule {
@@ -716,6 +723,7 @@ mod tests {
             "p99",
             10_000,
             &[curve("a", Some(5_000.0)), curve("b", None)],
+            true,
         );
         assert_eq!(chart.series.len(), 4, "a solid and a dashed line per party");
         assert_eq!(chart.series.iter().filter(|s| s.dashed).count(), 2);

@@ -14,6 +14,7 @@
 pub mod ab;
 mod axes;
 mod capacity;
+pub mod capacity_question;
 pub mod charts;
 pub mod compare;
 mod connections;

@@ -27,6 +27,10 @@ pub(crate) enum Spread {
     /// ([`bookstore_stats::PROCESS_SD`]) that rounds do not average: the twins calibrate it
     /// on rates.
     Processes,
+    /// Each pair's own rounds, and the spread of a capacity between two processes
+    /// ([`bookstore_stats::capacity::PROCESS_SD`]): for capacities read from one process per
+    /// party, which one stall near the knee moves for as long as the process runs.
+    Capacities,
     /// The members' shared spread where their noise is alike, else each pair's own, and in
     /// both the spread between processes: for rates, whose families' members the kept runs
     /// show about equally noisy, and whose pairs' own rounds are few
@@ -158,6 +162,9 @@ impl Family {
         let group = match spread {
             Spread::Own => Group::paired_at(&qualified, q),
             Spread::Processes => Group::between_processes_at(&qualified, q),
+            Spread::Capacities => {
+                Group::between_processes_by(&qualified, q, bookstore_stats::capacity::PROCESS_SD)
+            }
             Spread::PooledProcesses => Group::pooled_between_processes_at(&qualified, q),
             Spread::Pooled => Group::pooled_at(&qualified, q),
         };
@@ -265,6 +272,10 @@ impl Family {
                         Samples::PooledProcesses { pairs, residual }
                     }
                     (Spread::Processes | Spread::PooledProcesses, _) => Samples::Processes(pairs),
+                    (Spread::Capacities, _) => Samples::Contrast {
+                        pairs,
+                        process_sd: bookstore_stats::capacity::PROCESS_SD,
+                    },
                     _ => Samples::Paired(pairs),
                 })
             })
@@ -353,6 +364,7 @@ pub(crate) fn detectable_ratio(
     let strictest = q / pairs.max(1) as f64;
     let process_sd = match kind {
         Spread::Processes | Spread::PooledProcesses => bookstore_stats::PROCESS_SD,
+        Spread::Capacities => bookstore_stats::capacity::PROCESS_SD,
         Spread::Own | Spread::Pooled => 0.0,
     };
     let power = STATED_POWER;

@@ -82,6 +82,16 @@ impl Group {
         Self::judged(members, q, |pairs| crate::Samples::Processes(pairs).log_ratio())
     }
 
+    /// [`Group::between_processes_at`] with a spread between processes of its own,
+    /// `process_sd` (a capacity's, [`crate::capacity::PROCESS_SD`], rather than a rate's).
+    pub fn between_processes_by<K: Ord>(
+        members: &[(String, BTreeMap<K, f64>)],
+        q: f64,
+        process_sd: f64,
+    ) -> Self {
+        Self::judged(members, q, |pairs| crate::Samples::Contrast { pairs, process_sd }.log_ratio())
+    }
+
     /// The group of `members`, each one process, judged at `q`: where their noise around
     /// the additive fit is alike ([`Residual::alike`] at `q`), every pair's interval from the
     /// spread they share widened by the spread between processes

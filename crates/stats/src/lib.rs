@@ -54,6 +54,7 @@
 //! [`min_detectable_ratio`] answers the other question a reader has: how large a difference could this run
 //! have seen?
 
+pub mod capacity;
 pub mod factorial;
 mod family;
 mod group;

@@ -86,6 +86,53 @@ impl QuestionPlan {
     pub fn precise(&self, answer: &Answer) -> bool {
         answer.half_width() <= (1.0 + self.precision).ln()
     }
+
+    /// Whether the question ends at `units` (a look, or not), and why: its answer `precise`
+    /// enough, the last look reached, or the next look not paid for by what is left of
+    /// `budget_seconds` at the pace so far (`spent_seconds` for these units). The budget is
+    /// read at the looks only, so that every answer a question ends with is a look's.
+    pub fn end(
+        &self,
+        units: usize,
+        precise: bool,
+        spent_seconds: f64,
+        budget_seconds: f64,
+    ) -> Option<End> {
+        if !self.is_look(units) {
+            return None;
+        }
+        if precise {
+            return Some(End::Precision);
+        }
+        if units >= self.last() {
+            return Some(End::Looks);
+        }
+        let next = self.looks.iter().copied().find(|&n| n > units).unwrap_or(units);
+        let per_unit = spent_seconds / units as f64;
+        (per_unit * (next - units) as f64 > budget_seconds - spent_seconds).then_some(End::Budget)
+    }
+}
+
+/// Why a question ended at a look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// Its interval was as narrow as asked.
+    Precision,
+    /// The last planned look.
+    Looks,
+    /// The next look would not fit in the budget.
+    Budget,
+}
+
+impl End {
+    /// As the results file says it: `precision`, `looks`, `budget`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Precision => "precision",
+            Self::Looks => "looks",
+            Self::Budget => "budget",
+        }
+    }
 }
 
 /// What a question's answer is drawn from: each value one round's `ln(B / A)` (the mean of
@@ -135,6 +182,14 @@ impl Answer {
     /// distinguishable: the data allows −1.2% to +1.8%". `higher_is_better`: a rate (more
     /// is faster); otherwise a latency (less is faster).
     pub fn words(&self, higher_is_better: bool) -> String {
+        let (higher, lower) =
+            if higher_is_better { ("faster", "slower") } else { ("slower", "faster") };
+        self.words_of("B", higher, lower)
+    }
+
+    /// The answer in words about `subject`, B's value: "{subject} is 8.1% [5.0–11.0%]
+    /// {lower}" (or {higher}), or "not distinguishable: the data allows …".
+    pub fn words_of(&self, subject: &str, higher: &str, lower: &str) -> String {
         let percent = |ratio: f64| (ratio - 1.0) * 100.0;
         let signed = |ratio: f64| {
             let p = percent(ratio);
@@ -149,14 +204,14 @@ impl Answer {
             ),
             verdict => {
                 let more = verdict == Verdict::Higher;
-                let word = if more == higher_is_better { "faster" } else { "slower" };
+                let word = if more { higher } else { lower };
                 // "4.1% [2.6–5.7%]" for more, "3.0% [1.2–4.8%]" less: the share B differs by.
                 let (value, near, far) = if more {
                     (percent(self.ratio), percent(self.low), percent(self.high))
                 } else {
                     (-percent(self.ratio), -percent(self.high), -percent(self.low))
                 };
-                format!("B is {value:.1}% [{near:.1}–{far:.1}%] {word}")
+                format!("{subject} is {value:.1}% [{near:.1}–{far:.1}%] {word}")
             }
         }
     }

@@ -20,6 +20,12 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// Runs `loadgen study NAME --tiny` with this build's binaries: its results, its page and
 /// what it said on stderr.
 fn tiny_study(name: &str) -> (RunResults, String, String) {
+    let (output_file, page, said, _dir) = tiny_study_files(name);
+    (RunResults::read(&output_file).unwrap(), page, said)
+}
+
+/// [`tiny_study`]'s results file (in the directory returned beside it), page and stderr.
+fn tiny_study_files(name: &str) -> (PathBuf, String, String, tempfile::TempDir) {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (output_file, page_file) = (dir.path().join("study.json"), dir.path().join("study.html"));
@@ -34,8 +40,8 @@ fn tiny_study(name: &str) -> (RunResults, String, String) {
         .unwrap_or_else(|e| panic!("run loadgen study {name}: {e}"));
     let said = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "loadgen study {name} failed:\n{said}");
-    let results = RunResults::read(&output_file).unwrap();
-    (results, std::fs::read_to_string(&page_file).unwrap(), said)
+    let page = std::fs::read_to_string(&page_file).unwrap();
+    (output_file, page, said, dir)
 }
 
 #[test]
@@ -122,42 +128,32 @@ fn the_connections_study_holds_its_idle_connections_through_audited_windows_and_
 }
 
 #[test]
-fn the_capacity_study_walks_its_rate_ladder_in_every_round_and_its_page_has_the_capacities() {
-    // loadgen study capacity --tiny: axum-serde-sqlx and its twin, bookById at c=8, then
-    // the capacity ladder judged by p99=10ms, 2 rounds.
-    let (results, page, _) = tiny_study("capacity");
-    assert_eq!(results.settings.objectives.len(), 1);
-    assert_eq!(results.settings.rates, bookstore_record::results::Rate::CAPACITY_LADDER);
-    assert_eq!(results.stacks.len(), 2, "the stack and its twin");
-    for stack in &results.stacks {
-        assert_eq!(stack.status, StackStatus::Measured, "{}", stack.name);
-        // Every rung in every round, each offered its share of the slowest.
-        assert_eq!(stack.equal_load.len(), 8 * 2, "{}", stack.name);
-        let mut shares: Vec<f64> = stack
-            .equal_load
-            .iter()
-            .filter(|c| c.round == 1)
-            .map(|c| c.open_loop.as_ref().unwrap().fraction_of_slowest.unwrap())
-            .collect();
-        shares.sort_by(f64::total_cmp);
-        assert_eq!(shares, [0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0, 1.25]);
+fn the_capacity_study_restarts_every_party_each_block_and_its_page_has_each_capacity() {
+    // loadgen study capacity --tiny: axum-serde-sqlx against its twin at bookById, c = 8,
+    // p99 ≤ 10 ms, within 15 s.
+    let (file, page, said, _dir) = tiny_study_files("capacity");
+    let results = bookstore_record::capacity::CapacityResults::read(&file).unwrap();
+    assert_eq!(results.parties.len(), 2, "the stack and its twin");
+    assert_eq!(results.parties[0].what, results.parties[1].what);
+    assert_eq!(results.run.status, bookstore_record::RunStatus::Complete, "{said}");
+    // A fresh process of each in every block, one ladder each that brackets its capacity.
+    assert!(results.blocks.len() >= 3, "a look needs three blocks: {said}");
+    assert_eq!(results.processes as usize, results.blocks.len());
+    for block in &results.blocks {
+        for ladder in &block.ladders {
+            let capacity = ladder.capacity.and_then(|c| c.rate_rps()).expect("bracketed");
+            assert!(ladder.steps.iter().any(|s| s.met && s.rate_rps <= capacity), "{ladder:?}");
+            assert!(ladder.steps.iter().any(|s| !s.met && s.rate_rps >= capacity), "{ladder:?}");
+        }
     }
-    let table = page
-        .split("data-capacity=\"bookById:p99 ≤ 10 ms\"")
-        .nth(1)
-        .expect("the capacity table")
-        .split("</table>")
-        .next()
-        .unwrap();
-    // Each party has a row: a capacity, or the bound its ladders showed — never nothing.
-    for party in ["axum-serde-sqlx", "twin"] {
-        let row = table.split("<tr>").find(|r| r.contains(party)).expect(party);
-        let capacity = row.split("</td>").nth(1).unwrap_or("");
-        let has_capacity = capacity.chars().any(|c| c.is_ascii_digit());
-        assert!(has_capacity != row.contains("not ranked: "), "{row}");
-        assert!(row.contains("met at") || row.contains("missed at"), "{row}");
+    // Each capacity with its interval, and the twin's answer beside it.
+    assert_eq!(results.capacities.len(), 2);
+    for capacity in &results.capacities {
+        assert!(capacity.low_rps <= capacity.rate_rps && capacity.rate_rps <= capacity.high_rps);
     }
-    assert!(page.contains("bookById: latency by offered rate"));
+    assert_eq!(results.answers.len(), 1);
+    assert!(page.contains("one line per process"), "the ladders drawn");
+    assert!(page.contains(&format!("{:.0} req/s [", results.capacities[0].rate_rps)));
 }
 
 #[test]

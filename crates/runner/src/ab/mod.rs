@@ -3,9 +3,17 @@
 //! a server), measured in mirrored rounds, restarted every few rounds where the run starts
 //! them, until the interval of B ÷ A is within the precision asked or the budget is spent
 //! (`bookstore_stats::question` says why stopping there keeps the interval's promise).
+//!
+//! With a latency objective (`--slo p99=10ms`) the question is each side's capacity at it
+//! ([`capacity`]): every block a fresh process of each, one ladder each; the capacity study
+//! asks the same of several parties at once.
 
+mod capacity;
+mod parties;
 mod run;
 mod side;
 
+pub use capacity::{CapacityOptions, run as capacity};
+pub use parties::Harness;
 pub use run::{AbOptions, run};
 pub use side::Side;

@@ -3,26 +3,23 @@
 //! after the plan's block counts until the interval of B ÷ A is as narrow as asked, the
 //! budget is spent or the looks run out.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use bookstore_client::engine::{Arrivals, LoadPlan, Settle};
-use bookstore_domain::store::redact_credentials;
 use bookstore_record::ab::{
     AbAnswer, AbResults, AbRound, AbSettings, CONFIDENCE, SCHEMA, SCHEMA_VERSION,
 };
-use bookstore_record::environment::{Build, capture};
+use bookstore_record::environment::capture;
 use bookstore_record::results::Cell;
 use bookstore_record::{RunInfo, RunStatus};
-use bookstore_registry::Tuning;
-use bookstore_stats::question::{Answer, QuestionPlan, Samples, order_effect};
+use bookstore_stats::question::{Answer, End, QuestionPlan, Samples, order_effect};
 
+use crate::ab::parties::{self, Harness, Running, request_name};
 use crate::ab::side::Side;
 use crate::harness::database::BenchDatabase;
-use crate::harness::server::ServerProcess;
-use crate::http::{Target, measure};
+use crate::http::Target;
 use crate::suite::{WARMUP_MAX, WINDOW_MAX_FACTOR};
 
 /// The first look, in blocks (or rounds with one process per side): two leave one degree of
@@ -43,37 +40,8 @@ pub struct AbOptions {
     pub path: String,
     /// How every window is measured, and when the question ends.
     pub settings: AbSettings,
-    /// What a stack the run starts is started with.
-    pub tuning: Tuning,
-    /// Where the stacks' binaries are.
-    pub bin_dir: PathBuf,
-    /// Client threads.
-    pub client_workers: usize,
-    /// Fully validate one accepted response in this many per connection.
-    pub validate_every: u64,
-    /// An existing PostgreSQL server instead of a throwaway one (its user needs CREATEDB).
-    pub database_url: Option<String>,
-    /// Where a throwaway server comes from.
-    pub db_provider: bookstore_fixture::Provider,
-    /// The results file, rewritten after every block.
-    pub output: PathBuf,
-    /// The workspace (its build settings, for the record).
-    pub workspace: PathBuf,
-    /// The command line, for the record (its secrets redacted there).
-    pub command_line: Vec<String>,
-    /// What the measuring binary was built from.
-    pub build: Build,
-    /// Set to stop after the current window (Ctrl-C).
-    pub stop: Arc<AtomicBool>,
-}
-
-/// What a side runs on during one block.
-struct Running {
-    url: String,
-    /// Its process, when the run started it (stopped when dropped).
-    process: Option<ServerProcess>,
-    /// Its database, when the run gave it one (restored before a write window).
-    database: Option<String>,
+    /// How the sides are started and measured, and where the record goes.
+    pub harness: Harness,
 }
 
 /// Runs the question to its end; prints a line per look on stderr; returns the results
@@ -84,46 +52,26 @@ pub fn run(options: &AbOptions) -> anyhow::Result<AbResults> {
     let [a, b] = &options.sides;
     let writes = matches!(options.request, Target::Scenario(s) if s.writes());
     let blocks_mode = a.starts_here() && b.starts_here();
-    if writes && !blocks_mode && options.database_url.is_none() {
+    if writes && !blocks_mode && options.harness.database_url.is_none() {
         anyhow::bail!(
             "a write scenario needs its database restored before every window: give the URL's database with --database-url, or let the run start both sides"
         );
     }
+    let harness = &options.harness;
     let needs_database = a.starts_here() || b.starts_here() || writes;
-    let mut database = if needs_database {
-        let connections = 2 * options.tuning.pool_max + 20;
-        Some(BenchDatabase::open(
-            options.database_url.as_deref(),
-            options.db_provider,
-            false,
-            connections,
-        )?)
-    } else {
-        None
-    };
+    let mut database = if needs_database { Some(harness.database(2)?) } else { None };
     let environment = capture(
-        options.build,
-        &options.workspace,
+        harness.build,
+        &harness.workspace,
         database.as_mut().map_or((None, Default::default()), BenchDatabase::describe),
     );
-    let id =
-        options.output.file_stem().map_or_else(bookstore_record::environment::file_stamp, |s| {
-            s.to_string_lossy().into_owned()
-        });
     let mut results = AbResults {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
-        run: RunInfo::running(
-            id,
-            options.command_line.iter().map(|a| redact_credentials(a).into_owned()).collect(),
-        ),
+        run: RunInfo::running(harness.id(), harness.recorded_command_line()),
         environment,
         settings: settings.clone(),
-        request: format!(
-            "{}{}",
-            request_name(&options.request),
-            if options.path.is_empty() { String::new() } else { format!(" {}", options.path) }
-        ),
+        request: request_name(&options.request, &options.path),
         parties: [a.record("A"), b.record("B")],
         rounds: Vec::new(),
         rate: None,
@@ -133,8 +81,7 @@ pub fn run(options: &AbOptions) -> anyhow::Result<AbResults> {
         ended_by: String::new(),
         notes: Vec::new(),
     };
-    let logs = options.output.with_extension("logs");
-    std::fs::create_dir_all(&logs)?;
+    let logs = harness.logs()?;
     let plan = if blocks_mode {
         QuestionPlan::new(FIRST_LOOK, LAST_BLOCK_LOOK, 1.0 - CONFIDENCE, settings.precision)
     } else {
@@ -161,12 +108,12 @@ pub fn run(options: &AbOptions) -> anyhow::Result<AbResults> {
     match question.ask(&mut results, database.as_mut()) {
         Ok(ended_by) => {
             results.ended_by = ended_by.into();
-            finish(&mut results, started, &options.output, None)?;
+            finish(&mut results, started, &harness.output, None)?;
             Ok(results)
         }
         Err(error) => {
             results.ended_by = "failed".into();
-            finish(&mut results, started, &options.output, Some(format!("{error:#}")))?;
+            finish(&mut results, started, &harness.output, Some(format!("{error:#}")))?;
             Err(error)
         }
     }
@@ -197,7 +144,8 @@ impl Question<'_> {
         mut database: Option<&mut BenchDatabase>,
     ) -> anyhow::Result<&'static str> {
         let options = self.options;
-        let mut running: Option<[Running; 2]> = None;
+        let [a, b] = &options.sides;
+        let mut running: Option<Vec<Running>> = None;
         loop {
             let block = self.rate_units.len();
             // A fresh pair of processes every block where the run starts both sides; with one
@@ -205,12 +153,19 @@ impl Question<'_> {
             if self.blocks_mode || running.is_none() {
                 // The last block's processes stop before the next start.
                 drop(running.take());
-                let sides = start_sides(options, database.as_deref_mut(), block, self.logs)?;
+                let parties = [("A".to_owned(), a.clone()), ("B".to_owned(), b.clone())];
+                let sides = parties::start(
+                    &options.harness,
+                    &parties,
+                    database.as_deref_mut(),
+                    block,
+                    self.logs,
+                )?;
                 if sides.iter().any(|s| s.process.is_some()) {
                     results.processes += 1;
                 }
                 if block == 0 {
-                    check_contract(&options.request, &sides)?;
+                    parties::check_contract(&options.request, &["A", "B"], &sides)?;
                 }
                 running = Some(sides);
             }
@@ -221,7 +176,7 @@ impl Question<'_> {
                 let (order, _) = mirrored(index);
                 let mut cells: Vec<(usize, Cell)> = Vec::with_capacity(4);
                 for side in order {
-                    if options.stop.load(Ordering::Relaxed) {
+                    if options.harness.stop.load(Ordering::Relaxed) {
                         return Ok("interrupted");
                     }
                     cells.push((
@@ -246,7 +201,7 @@ impl Question<'_> {
             if let Some(ended) = self.look(results) {
                 return Ok(ended);
             }
-            results.write(&options.output)?;
+            results.write(&options.harness.output)?;
         }
     }
 
@@ -266,19 +221,10 @@ impl Question<'_> {
         let tail_width = self.options.settings.tail_precision;
         let narrow =
             |answer: &Option<Answer>| answer.as_ref().is_some_and(|a| a.high / a.low <= tail_width);
-        if precise(&rate) && (self.percentile.is_none() || narrow(&latency)) {
-            return Some("precision");
-        }
-        if units >= self.plan.last() {
-            return Some("looks");
-        }
-        // The budget is checked at the looks only, so that every answer is a look's: stop now
-        // if the next look would not fit in what is left.
+        let precise = precise(&rate) && (self.percentile.is_none() || narrow(&latency));
         let spent = self.started.elapsed().as_secs_f64();
-        let per_unit = spent / units as f64;
-        let next = self.plan.looks().iter().copied().find(|&n| n > units).unwrap_or(units);
-        let left = self.options.settings.budget.as_secs_f64() - spent;
-        (per_unit * (next - units) as f64 > left).then_some("budget")
+        let budget = self.options.settings.budget.as_secs_f64();
+        self.plan.end(units, precise, spent, budget).map(End::name)
     }
 }
 
@@ -361,85 +307,16 @@ fn round_of(
     })
 }
 
-/// The sides of block `block`: a fresh process of each side the run starts, each on a
-/// fresh clone of the seeded database (its state as seeded, whatever the last process left).
-fn start_sides(
-    options: &AbOptions,
-    mut database: Option<&mut BenchDatabase>,
-    block: usize,
-    logs: &std::path::Path,
-) -> anyhow::Result<[Running; 2]> {
-    let mut running = Vec::with_capacity(2);
-    for (index, side) in options.sides.iter().enumerate() {
-        let label = ["A", "B"][index];
-        let name = format!("ab_{}", label.to_lowercase());
-        let entry = match side {
-            Side::Url(url) => {
-                let database =
-                    database.as_deref().and_then(|d| d.target_database().ok().map(str::to_owned));
-                Running { url: url.clone(), process: None, database }
-            }
-            side => {
-                let database =
-                    database.as_deref_mut().expect("a database for a side the run starts");
-                let url = database.fresh(&name)?;
-                let process = side
-                    .start(
-                        &format!("{label}-{block}"),
-                        &options.bin_dir,
-                        &options.tuning,
-                        &url,
-                        logs,
-                    )
-                    .map_err(|e| anyhow::anyhow!("{label}: did not start: {e}"))?;
-                let addr = process.as_ref().map(|p| p.addr()).expect("a side the run starts");
-                Running { url: format!("http://{addr}"), process, database: Some(name) }
-            }
-        };
-        running.push(entry);
-    }
-    <[Running; 2]>::try_from(running).map_err(|_| anyhow::anyhow!("two sides"))
-}
-
-/// Before the first window: each side answers the scenario as the contract says.
-fn check_contract(request: &Target, running: &[Running; 2]) -> anyhow::Result<()> {
-    let Target::Scenario(scenario) = request else { return Ok(()) };
-    for (label, side) in ["A", "B"].iter().zip(running) {
-        let addr = side
-            .url
-            .trim_start_matches("http://")
-            .parse()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", side.url))?;
-        for check in crate::harness::contract::validate_stack(addr, &[*scenario]) {
-            if !check.passed {
-                anyhow::bail!(
-                    "{label} ({}) does not keep the contract at {}: {}",
-                    side.url,
-                    check.scenario,
-                    check.problem.unwrap_or_default()
-                );
-            }
-        }
-    }
-    Ok(())
-}
-
-/// One window of `side`, its database restored first for a write scenario; a disqualified
-/// window ends the question (its rate would not be the server's).
+/// One window of `side`; a disqualified window ends the question (its rate would not be
+/// the server's).
 fn window(
     options: &AbOptions,
     plan: &LoadPlan,
     side: &Running,
     database: Option<&mut BenchDatabase>,
 ) -> anyhow::Result<Cell> {
-    if let (Target::Scenario(scenario), Some(database), Some(name)) =
-        (&options.request, database, &side.database)
-        && scenario.writes()
-    {
-        database.restore(name)?;
-    }
-    let url = format!("{}{}", side.url, options.path);
-    let cell = measure(&url, &options.request, plan, options.validate_every)?;
+    let cell =
+        parties::window(&options.harness, &options.request, &options.path, plan, side, database)?;
     if let Some(warning) = bookstore_record::warnings::disqualification(&cell) {
         anyhow::bail!("{}: a window was disqualified: {}", side.url, warning.message);
     }
@@ -471,13 +348,13 @@ fn window_plan(options: &AbOptions) -> LoadPlan {
     let s = &options.settings;
     LoadPlan {
         connections: s.concurrency as usize,
-        workers: options.client_workers,
+        workers: options.harness.client_workers,
         warmup: s.warmup,
         duration: s.duration,
         request_timeout: s.request_timeout,
         rate_rps: s.rate,
         arrivals: Arrivals::Constant,
-        stop: Arc::clone(&options.stop),
+        stop: Arc::clone(&options.harness.stop),
         live: None,
         settle: s.rate.is_none().then(|| Settle {
             warmup_max: WARMUP_MAX.max(s.warmup),
@@ -485,19 +362,6 @@ fn window_plan(options: &AbOptions) -> LoadPlan {
             window_max: s.duration * WINDOW_MAX_FACTOR,
         }),
         requests: None,
-    }
-}
-
-fn request_name(request: &Target) -> String {
-    match request {
-        Target::Scenario(scenario) => scenario.name().to_owned(),
-        Target::Request(spec) => {
-            let method = spec
-                .method
-                .clone()
-                .unwrap_or_else(|| if spec.body.is_some() { "POST" } else { "GET" }.into());
-            method.to_ascii_uppercase()
-        }
     }
 }
 

@@ -4,185 +4,177 @@
 //! [`ERROR_SHARE_MAX`] of them fail, and the objective's percentile of the successes,
 //! timed from when each was due, stays within its bound.
 //!
-//! The search is a rate ladder on the engine's open loop (no coordinated omission): from a
-//! first rate it climbs by [`CLIMB`] until a window misses, or steps down by half until one
-//! meets it, then bisects between the highest rate met and the lowest missed until they are
-//! [`PRECISION`] apart. A window the client itself limited (its send lag: the suite's
-//! `client_limited` warning) or in which the server fell behind never counts as meeting the
-//! objective, and says why. The capacity is the highest rate met; a URL that misses at the
-//! lowest rate tried is "not met at ≥ R/s", never a number that was not measured.
+//! The ladder and the rate it reports are the workspace's one way to read a capacity
+//! ([`bookstore_stats::capacity`]), on the engine's open loop (no coordinated omission). A
+//! window the client itself limited (its send lag: the suite's `client_limited` warning)
+//! ends the ladder: above it the client, not the server, would be measured. A URL that
+//! misses at the lowest rate is "not met even at R req/s", one met at the highest "above
+//! R req/s", never a number that was not measured.
+//!
+//! The searches of one URL (`--repeat`) are of one process: their interval holds the
+//! ladder's own scatter, not the spread between two processes of the server, which for a
+//! capacity is large (`loadgen ab --slo` restarts its sides for that).
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-pub use bookstore_record::ladder::Step;
+use bookstore_stats::capacity::{Ladder, LadderDesign};
+
+pub use bookstore_record::ladder::{Capacity, Step};
 pub use bookstore_record::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective};
 
-/// How much higher each rung of the climb is than the last.
-pub const CLIMB: f64 = 1.5;
-/// The search ends when the highest rate met and the lowest missed are this close (their
-/// ratio less one).
-pub const PRECISION: f64 = 0.05;
-/// The most windows one search takes.
-pub const MAX_STEPS: usize = 16;
-/// The lowest rate tried: below it a URL is "not met".
-pub const MIN_RATE_RPS: f64 = 1.0;
+/// The highest rate a ladder offers unless told (`--max-rate`): this many times the closed
+/// loop's rate. An open loop that the closed loop's concurrency could not serve is past the
+/// server's capacity at any objective; twice leaves room for a closed loop that was itself
+/// short of connections.
+pub const MAX_RATE_FACTOR: f64 = 2.0;
 
-/// What a search found.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "found", rename_all = "snake_case")]
-pub enum Capacity {
-    /// The highest rate met; the lowest missed above it, if one was tried.
-    Met {
-        /// Requests per second.
-        rate_rps: f64,
-        /// The lowest rate above it that missed (`None`: none missed up to the last tried).
-        missed_above_rps: Option<f64>,
-    },
-    /// Missed at every rate tried, the lowest this.
-    NotMet {
-        /// Requests per second.
-        lowest_tried_rps: f64,
-    },
-}
-
-/// One search: its ladder and what it found.
+/// One ladder: its windows and what they show.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Search {
     /// Every window, in the order run.
     pub steps: Vec<Step>,
-    /// What they found.
-    pub capacity: Capacity,
+    /// What they show; `None` when every window was left out.
+    pub capacity: Option<Capacity>,
 }
 
-/// Searches from `first_rps`, `step_at(rate)` running and judging one window at `rate`.
+/// One ladder under `objective` around `centre_rps` up to `max_rps`, `step_at(rate)`
+/// running and judging one window at `rate`.
 pub fn search(
-    first_rps: f64,
+    centre_rps: f64,
+    max_rps: f64,
+    objective: Objective,
     mut step_at: impl FnMut(f64) -> anyhow::Result<Step>,
 ) -> anyhow::Result<Search> {
-    let mut steps: Vec<Step> = Vec::new();
-    let (mut met, mut missed): (Option<f64>, Option<f64>) = (None, None);
-    let mut rate = first_rps.max(MIN_RATE_RPS);
-    while steps.len() < MAX_STEPS {
+    let mut ladder = Ladder::new(LadderDesign::up_to(max_rps), centre_rps);
+    let mut steps = Vec::new();
+    while let Some(rate) = ladder.next_rate() {
         let step = step_at(rate)?;
-        if step.met {
-            met = Some(met.map_or(rate, |m: f64| m.max(rate)));
-        } else {
-            missed = Some(missed.map_or(rate, |m: f64| m.min(rate)));
-        }
+        let rung = step.rung(objective);
         steps.push(step);
-        rate = match (met, missed) {
-            (Some(low), Some(high)) if high / low - 1.0 <= PRECISION => break,
-            (Some(low), Some(high)) => (low * high).sqrt(),
-            (Some(low), None) => low * CLIMB,
-            (None, Some(high)) if high / 2.0 < MIN_RATE_RPS => break,
-            (None, Some(high)) => high / 2.0,
-            (None, None) => unreachable!("a step was just judged"),
-        };
+        match rung {
+            Some(rung) => ladder.record(rung),
+            None => break,
+        }
     }
-    let capacity = match met {
-        Some(rate_rps) => Capacity::Met { rate_rps, missed_above_rps: missed },
-        None => Capacity::NotMet { lowest_tried_rps: missed.unwrap_or(first_rps) },
-    };
-    Ok(Search { steps, capacity })
+    Ok(Search { steps, capacity: ladder.capacity() })
 }
 
-/// The capacities of repeated searches, when every one met the objective: their geometric
-/// mean and Student's 95% interval over their logarithms (`None` below two).
+/// `capacity` in one line: the estimate, or the bound a ladder that did not bracket one
+/// showed and what to do about it.
+pub fn said(capacity: Option<Capacity>, objective: Objective) -> String {
+    let label = objective.label();
+    match capacity {
+        Some(Capacity::Between { rate_rps, .. }) => {
+            format!("capacity at {label}: {rate_rps:.0} req/s")
+        }
+        Some(Capacity::NotMet { lowest_rps }) => {
+            format!("{label} was not met even at {lowest_rps:.0} req/s")
+        }
+        Some(Capacity::Above { highest_rps }) => {
+            format!("capacity at {label} above {highest_rps:.0} req/s: raise --max-rate")
+        }
+        None => format!("capacity at {label}: every window was limited by the client"),
+    }
+}
+
+/// The capacities of repeated searches, when every one bracketed one: their geometric mean
+/// and Student's 95% interval over their logarithms (`None` below two).
 pub fn interval(searches: &[Search]) -> Option<(f64, f64, f64)> {
-    let logs: Option<Vec<f64>> = searches
-        .iter()
-        .map(|s| match s.capacity {
-            Capacity::Met { rate_rps, .. } => Some(rate_rps.ln()),
-            Capacity::NotMet { .. } => None,
-        })
-        .collect();
+    let logs: Option<Vec<f64>> =
+        searches.iter().map(|s| Some(s.capacity?.rate_rps()?.ln())).collect();
     let estimate = bookstore_stats::Estimate::of(&logs?, 0.05)?;
     Some((estimate.mean.exp(), estimate.low.exp(), estimate.high.exp()))
 }
 
 /// The capacity the searches found together, as the JSON's top level gives it: with two
-/// or more, [`interval`]'s geometric mean and its ends; with one that met the objective,
-/// its rate and no interval; `None` where a search did not meet it.
+/// or more, [`interval`]'s geometric mean and its ends; with one that bracketed one, its
+/// estimate and no interval; `None` where a search did not.
 pub fn found(searches: &[Search]) -> Option<(f64, Option<(f64, f64)>)> {
     if let [only] = searches {
-        return match only.capacity {
-            Capacity::Met { rate_rps, .. } => Some((rate_rps, None)),
-            Capacity::NotMet { .. } => None,
-        };
+        return Some((only.capacity?.rate_rps()?, None));
     }
     interval(searches).map(|(mean, low, high)| (mean, Some((low, high))))
 }
 
 /// The window length a search step takes by default: shorter than `loadgen http`'s 3 s, as
-/// a search runs a dozen of them.
+/// a search runs several of them.
 pub const DEFAULT_STEP: Duration = Duration::from_secs(2);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A server that meets the objective up to `capacity` requests/s and no further.
+    /// A server that meets the objective up to `capacity` requests/s, its p99 climbing
+    /// steeply past it (a knee).
     fn model(capacity: f64) -> impl FnMut(f64) -> anyhow::Result<Step> {
         move |rate| {
-            let met = rate <= capacity;
+            let p99_us = (10_000.0 * (rate / capacity).powi(4)) as u64;
+            let met = p99_us <= 10_000;
             Ok(Step {
                 rate_rps: rate,
                 due: rate as u64,
-                in_time_share: if met { 1.0 } else { 0.5 },
+                in_time_share: 1.0,
                 error_share: 0.0,
                 p50_us: Some(100),
-                at_objective_us: Some(if met { 1_000 } else { 50_000 }),
+                at_objective_us: Some(p99_us),
                 met,
                 left_out: false,
-                missed_because: (!met).then(|| "saturated".into()),
+                fell_behind: false,
+                missed_because: (!met).then(|| "p99 was high".into()),
             })
         }
     }
 
+    fn p99() -> Objective {
+        Objective::parse("p99=10ms").unwrap()
+    }
+
     #[test]
-    fn the_search_brackets_then_bisects_to_within_its_precision_from_below_or_above() {
-        for first in [100.0, 480.0, 5_000.0] {
-            let found = search(first, model(480.0)).unwrap();
-            let Capacity::Met { rate_rps, missed_above_rps } = found.capacity else {
+    fn the_ladder_brackets_the_capacity_from_a_centre_below_or_above_it() {
+        for centre in [200.0, 480.0, 3_000.0] {
+            let found = search(centre, 1e6, p99(), model(480.0)).unwrap();
+            let Some(Capacity::Between { rate_rps, met_rps, missed_rps }) = found.capacity else {
                 panic!("{found:?}")
             };
-            let high = missed_above_rps.unwrap();
-            assert!(rate_rps <= 480.0 && high > 480.0, "{rate_rps} {high}");
-            assert!(high / rate_rps - 1.0 <= PRECISION, "{rate_rps} {high}");
-            assert!(found.steps.len() <= MAX_STEPS);
+            assert!(met_rps <= 480.0 && missed_rps > 480.0, "{found:?}");
+            assert!((rate_rps / 480.0 - 1.0).abs() < 0.01, "{rate_rps}");
+            assert!(found.steps.len() <= 16);
         }
     }
 
     #[test]
-    fn an_objective_missed_at_every_rate_is_not_met_at_the_lowest_tried() {
-        let found = search(1_000.0, model(0.0)).unwrap();
+    fn an_objective_missed_at_every_rate_or_met_at_the_top_says_so_in_one_line() {
+        let never = search(10.0, 1e6, p99(), model(0.5)).unwrap();
         assert!(
-            matches!(found.capacity, Capacity::NotMet { lowest_tried_rps } if lowest_tried_rps < 2.0)
+            matches!(never.capacity, Some(Capacity::NotMet { lowest_rps }) if lowest_rps <= 1.0)
         );
-        assert!(found.steps.iter().all(|s| !s.met));
+        assert!(never.steps.iter().all(|s| !s.met));
+        assert_eq!(said(never.capacity, p99()), "p99 ≤ 10 ms was not met even at 1 req/s");
+        let above = search(100.0, 150.0, p99(), model(480.0)).unwrap();
+        assert_eq!(above.capacity, Some(Capacity::Above { highest_rps: 150.0 }));
+        assert_eq!(
+            said(above.capacity, p99()),
+            "capacity at p99 ≤ 10 ms above 150 req/s: raise --max-rate"
+        );
     }
 
     #[test]
     fn repeated_searches_give_a_geometric_mean_with_an_interval() {
-        let searches: Vec<Search> =
-            [470.0, 480.0, 490.0].into_iter().map(|c| search(300.0, model(c)).unwrap()).collect();
+        let searches: Vec<Search> = [470.0, 480.0, 490.0]
+            .into_iter()
+            .map(|c| search(300.0, 1e6, p99(), model(c)).unwrap())
+            .collect();
         let (mean, low, high) = interval(&searches).unwrap();
         assert!(
-            low < mean && mean < high && (440.0..500.0).contains(&mean),
+            low < mean && mean < high && (460.0..500.0).contains(&mean),
             "{mean} [{low}–{high}]"
         );
-        let not_met = vec![search(10.0, model(0.0)).unwrap(), searches[0].clone()];
-        assert!(interval(&not_met).is_none(), "no capacity where one search did not meet it");
+        let not_met = vec![search(10.0, 1e6, p99(), model(0.5)).unwrap(), searches[0].clone()];
+        assert!(interval(&not_met).is_none(), "no capacity where one search did not bracket it");
         assert_eq!(found(&searches).map(|(rate, _)| rate), Some(mean));
-    }
-
-    #[test]
-    fn one_search_gives_its_capacity_without_an_interval() {
-        let one = [search(300.0, model(480.0)).unwrap()];
-        let Capacity::Met { rate_rps, .. } = one[0].capacity else { panic!("{:?}", one[0]) };
-        assert_eq!(found(&one), Some((rate_rps, None)));
-        assert_eq!(found(&[search(10.0, model(0.0)).unwrap()]), None);
+        let one = &searches[..1];
+        assert_eq!(found(one), Some((one[0].capacity.unwrap().rate_rps().unwrap(), None)));
     }
 }

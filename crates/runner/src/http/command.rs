@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use bookstore_client::engine::LoadPlan;
 use bookstore_record::results::{HTTP_CELL_SCHEMA, SCHEMA_VERSION};
 
-use crate::http::capacity::{self, Capacity, Objective, Step};
+use crate::http::capacity::{self, Objective, Step};
 use crate::http::measure::{Target, latency_table, measure};
 
 /// Everything `loadgen http` is told, typed: what to load, how, and where the record goes.
@@ -22,8 +22,10 @@ pub struct HttpRun {
     pub validate_every: u64,
     /// `--slo`: search the capacity under each objective instead of one window.
     pub slo: Vec<Objective>,
-    /// Searches per objective.
+    /// Ladders per objective.
     pub repeat: u32,
+    /// `--max-rate`: the highest rate a ladder offers [default: twice the closed loop's].
+    pub max_rate_rps: Option<f64>,
     /// Where the JSON record goes (`-`: standard output).
     pub json: Option<PathBuf>,
 }
@@ -127,7 +129,7 @@ pub fn run(run: &HttpRun) -> anyhow::Result<u8> {
     Ok(if disqualified { bookstore_record::outcome::EXIT_DISQUALIFIED } else { 0 })
 }
 
-/// `loadgen http URL --slo …`: the capacity search of each objective, `--repeat` times,
+/// `loadgen http URL --slo …`: the capacity ladder of each objective, `--repeat` times,
 /// each rung printed as it is measured.
 fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
     let HttpRun { url, target, plan, .. } = run;
@@ -141,29 +143,36 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
     };
     let label =
         |us: Option<u64>| us.map_or("–".into(), |us| bookstore_record::latency_label(us as f64));
-    let first_rps = match plan.rate_rps {
-        Some(rate) => rate,
-        None => {
+    // The closed loop's rate centres the first ladder and sets its ceiling, unless both
+    // are given.
+    let closed_rps = match (plan.rate_rps, run.max_rate_rps) {
+        (Some(_), Some(_)) => None,
+        _ => {
             let probe = LoadPlan { rate_rps: None, ..plan.clone() };
             let cell = measure(url, target, &probe, run.validate_every)?;
             say(format!(
-                "closed loop, {} connections: {:.0} ok/s; the ladder starts at half that",
+                "closed loop, {} connections: {:.0} ok/s; the ladder is laid around it",
                 plan.connections, cell.goodput_rps
             ));
-            cell.goodput_rps / 2.0
+            Some(cell.goodput_rps)
         }
     };
+    let centre_rps = plan.rate_rps.or(closed_rps).expect("one of the two");
+    let max_rps = run
+        .max_rate_rps
+        .or(closed_rps.map(|rate| rate * capacity::MAX_RATE_FACTOR))
+        .expect("one of the two");
     let interrupted = || plan.stop.load(std::sync::atomic::Ordering::Relaxed);
     let mut documents = Vec::new();
     for objective in &run.slo {
         let mut searches = Vec::new();
         for round in 1..=run.repeat {
-            say(format!("{}, search {round} of {}:", objective.label(), run.repeat));
+            say(format!("{}, ladder {round} of {}:", objective.label(), run.repeat));
             say(format!(
                 "{:>10} {:>8} {:>8} {:>9} {:>9}  verdict",
                 "rate/s", "due", "in time", "p50", "at SLO"
             ));
-            let found = capacity::search(first_rps, |rate| {
+            let found = capacity::search(centre_rps, max_rps, *objective, |rate| {
                 if interrupted() {
                     anyhow::bail!("interrupted");
                 }
@@ -186,21 +195,13 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
                 Err(_) if interrupted() => return Ok(bookstore_record::outcome::EXIT_INTERRUPTED),
                 Err(error) => return Err(error),
             };
-            say(match found.capacity {
-                Capacity::Met { rate_rps, .. } => {
-                    format!("capacity at {}: {rate_rps:.0} req/s", objective.label())
-                }
-                Capacity::NotMet { lowest_tried_rps } => format!(
-                    "objective {} not met at ≥ {lowest_tried_rps:.0} req/s (the lowest rate tried)",
-                    objective.label()
-                ),
-            });
+            say(capacity::said(found.capacity, *objective));
             searches.push(found);
         }
         let interval = capacity::interval(&searches);
         if let Some((mean, low, high)) = interval {
             say(format!(
-                "capacity at {} over {} searches: {mean:.0} req/s [{low:.0}–{high:.0}] (geometric mean, Student's 95% interval)",
+                "capacity at {} over {} ladders of one process: {mean:.0} req/s [{low:.0}–{high:.0}] (geometric mean, Student's 95% interval; the spread between processes is not in it)",
                 objective.label(),
                 searches.len()
             ));
@@ -217,10 +218,11 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
     if let Some(path) = &run.json {
         let document = serde_json::json!({
             "schema": HTTP_CAPACITY_SCHEMA,
-            "schema_version": 1,
+            "schema_version": HTTP_CAPACITY_VERSION,
             "url": url,
             "step_seconds": plan.duration.as_secs_f64(),
             "connections_cap": plan.connections,
+            "max_rate_rps": max_rps,
             "objectives": documents,
         });
         let text = serde_json::to_string_pretty(&document)? + "\n";
@@ -231,3 +233,6 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
 
 /// Identifies the document `loadgen http --slo … --json` writes.
 const HTTP_CAPACITY_SCHEMA: &str = "bookstore-bench/http-capacity";
+/// Its version: 2 since a search is the shared ladder (`found`: `between`, `not_met` or
+/// `above`; version 1's bisection said `met` or `not_met`).
+const HTTP_CAPACITY_VERSION: u32 = 2;

@@ -2,6 +2,7 @@
 //! measured side by side in rounds, a drift of the whole machine per round (which pairing
 //! cancels), and per-measurement noise sized like a kept run's ([`PAIR_SD`]).
 
+mod capacity;
 mod factorial;
 mod pooled;
 mod question;
