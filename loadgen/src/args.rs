@@ -91,9 +91,17 @@ pub(crate) struct SuiteArgs {
     /// Fully validate one accepted response in this many per connection (0: never).
     #[arg(long, default_value_t = 1000)]
     pub(crate) validate_every: u64,
-    /// The results file [default: summary/results/<UTC time>.json].
-    #[arg(long)]
+    /// The results file, compressed when its name ends in `.zst` [default:
+    /// summary/results/<UTC time>.json.zst]; each window goes to its journal beside it
+    /// (`<UTC time>.journal`) as it ends.
+    #[arg(long, conflicts_with = "resume")]
     pub(crate) output: Option<PathBuf>,
+    /// Go on with the run of this journal, killed or stopped part way: the same command
+    /// (the build, the machine and the flags that change what is measured must be the
+    /// journal's, or it is refused with exit status 2); only the windows it lacks are
+    /// measured, a round cut short again whole.
+    #[arg(long, value_name = "JOURNAL")]
+    pub(crate) resume: Option<PathBuf>,
     /// The HTML summary to write at the end.
     #[arg(long, default_value = DEFAULT_PAGE)]
     pub(crate) report: PathBuf,
@@ -503,6 +511,10 @@ pub(crate) struct AbArgs {
     /// its twin): the capacity study's form. The parties are then named by their stacks.
     #[arg(long, value_name = "SIDE", requires = "slo")]
     pub(crate) also: Vec<String>,
+    /// With --slo: go on with the question of this journal, killed or stopped part way
+    /// (the same command; another build, machine or setting is refused, exit status 2).
+    #[arg(long, value_name = "JOURNAL", requires = "slo", conflicts_with = "output")]
+    pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
     /// Fully validate one accepted response in this many per connection.

@@ -101,7 +101,11 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         None if measurement.tail_question.is_some() => format!("{id}-tail-question"),
         None => id,
     };
-    let output = args.output.unwrap_or_else(|| PathBuf::from(format!("summary/results/{id}.json")));
+    let output = match (&args.resume, args.output) {
+        (Some(journal), _) => bookstore_runner::suite::resumed_output(journal)?,
+        (None, Some(output)) => output,
+        (None, None) => PathBuf::from(format!("summary/results/{id}.json.zst")),
+    };
     let options = bookstore_runner::suite::SuiteOptions {
         build: bookstore_record::build_identity!(),
         stacks,
@@ -129,6 +133,7 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         objectives: args.slo,
         arrivals: if args.poisson { engine::Arrivals::Poisson } else { engine::Arrivals::Constant },
         placement: args.cpus,
+        resume: args.resume,
         command_line: std::env::args().collect(),
     };
     let started = std::time::Instant::now();
@@ -136,7 +141,14 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
-    let results = bookstore_runner::suite::run(&options, stop)?;
+    let results = match bookstore_runner::suite::run(&options, stop) {
+        Ok(results) => results,
+        Err(error) if error.downcast_ref::<bookstore_runner::suite::ResumeRefused>().is_some() => {
+            eprintln!("loadgen: {error}");
+            return Ok(2);
+        }
+        Err(error) => return Err(error),
+    };
     report(std::slice::from_ref(&output), &args.report)?;
     eprint!("{}", bookstore_report::terminal::summary(std::slice::from_ref(&results)));
     let measured = results.stacks.iter().filter(|s| s.status == StackStatus::Measured).count();
@@ -270,10 +282,19 @@ pub(crate) fn merge(args: &MergeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The suite results of `paths`: results files, or the journals of runs killed or still
+/// running (what they measured in whole rounds so far).
 pub(crate) fn read_all(
     paths: &[PathBuf],
 ) -> anyhow::Result<Vec<bookstore_record::results::RunResults>> {
-    paths.iter().map(|path| bookstore_record::results::RunResults::read(path)).collect()
+    use bookstore_record::results::RunResults;
+    paths
+        .iter()
+        .map(|path| match path.extension().is_some_and(|e| e == "journal") {
+            true => RunResults::from_journal(path).map(|(results, _)| results),
+            false => RunResults::read(path),
+        })
+        .collect()
 }
 
 pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<u8> {
@@ -437,6 +458,37 @@ fn add_per_stack<T: Ord + Copy>(
     Ok(())
 }
 
+/// `loadgen compact`: each file written again compressed, its size before and after said.
+pub(crate) fn compact(files: &[PathBuf], replace: bool) -> anyhow::Result<()> {
+    for file in files {
+        let before = std::fs::metadata(file)?.len();
+        let written = bookstore_record::results::compact(file)?;
+        let after = std::fs::metadata(&written)?.len();
+        // It must read back as the document it was.
+        let original: serde_json::Value =
+            serde_json::from_slice(&bookstore_record::document::read_bytes(file)?)?;
+        let again: serde_json::Value =
+            serde_json::from_slice(&bookstore_record::document::read_bytes(&written)?)?;
+        anyhow::ensure!(
+            original["schema"] == again["schema"] && original["run"] == again["run"],
+            "{} did not read back as {}",
+            written.display(),
+            file.display()
+        );
+        if replace && written != *file {
+            std::fs::remove_file(file)?;
+        }
+        println!(
+            "{}: {:.2} MB → {} {:.2} MB",
+            file.display(),
+            before as f64 / 1e6,
+            written.display(),
+            after as f64 / 1e6
+        );
+    }
+    Ok(())
+}
+
 /// `loadgen ab`: the sides, the request and the settings typed, the question run, the
 /// answer printed; 3 with --fail-on-regression when B is called slower (or, with --slo,
 /// its capacity lower) by more than it.
@@ -464,12 +516,15 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
             (Target::Scenario(scenario), String::new())
         }
     };
-    let output = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "summary/results/ab-{}.json",
-            bookstore_record::environment::file_stamp()
-        ))
-    });
+    let output = match &args.resume {
+        Some(journal) => bookstore_runner::ab::resumed_output(journal)?,
+        None => args.output.clone().unwrap_or_else(|| {
+            PathBuf::from(format!(
+                "summary/results/ab-{}.json",
+                bookstore_record::environment::file_stamp()
+            ))
+        }),
+    };
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
@@ -514,8 +569,18 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
                     max_rate_rps: args.max_rate,
                 },
                 harness,
+                resume: args.resume.clone(),
             };
-            let results = bookstore_runner::ab::capacity(&options)?;
+            let results = match bookstore_runner::ab::capacity(&options) {
+                Ok(results) => results,
+                Err(error)
+                    if error.downcast_ref::<bookstore_runner::suite::ResumeRefused>().is_some() =>
+                {
+                    eprintln!("loadgen: {error}");
+                    return Ok(2);
+                }
+                Err(error) => return Err(error),
+            };
             print!("{}", bookstore_report::capacity_question::text(&results));
             let page =
                 args.report.as_ref().map(|_| bookstore_report::capacity_question::html(&results));

@@ -49,6 +49,17 @@ enum Command {
     /// Run a study: a declared plan of suite runs (`loadgen study --list` names them), one
     /// design, or several alternated run by run; arguments after `--` go to every run.
     Study(StudyArgs),
+    /// Write results files again compressed, as `FILE.zst` (any of loadgen's documents, any
+    /// version): the same document field for field, its histograms holding the same
+    /// counts; every report renders it as the original.
+    Compact {
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Remove each original once its compressed file reads back.
+        #[arg(long)]
+        replace: bool,
+    },
     /// Print the shell completion script for SHELL, e.g.
     /// `loadgen completions bash > ~/.local/share/bash-completion/completions/loadgen`.
     Completions {
@@ -80,6 +91,7 @@ fn main() -> ExitCode {
         Command::Faults(args) => faults(*args),
         Command::Study(args) => run_study(&args),
         Command::Ab(args) => ab(*args),
+        Command::Compact { files, replace } => compact(&files, replace).map(|()| 0),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "loadgen", &mut std::io::stdout());
             Ok(0)

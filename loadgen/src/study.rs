@@ -359,12 +359,14 @@ pub(crate) struct RunFiles {
 pub(crate) fn files(stamp: &str, name: &str, design: &str, run: u32) -> RunFiles {
     if design.is_empty() {
         RunFiles {
-            results: PathBuf::from(format!("summary/results/{stamp}-{name}-study.json")),
+            results: PathBuf::from(format!("summary/results/{stamp}-{name}-study.json.zst")),
             page: PathBuf::from(format!("summary/{name}-study.html")),
         }
     } else {
         RunFiles {
-            results: PathBuf::from(format!("summary/results/{stamp}-{name}-{design}-{run}.json")),
+            results: PathBuf::from(format!(
+                "summary/results/{stamp}-{name}-{design}-{run}.json.zst"
+            )),
             page: PathBuf::from(format!("summary/{name}-{design}-study.html")),
         }
     }
@@ -444,9 +446,9 @@ mod tests {
             schedule(Scale::Full).designs.into_iter().map(|d| d.name).collect();
         assert_eq!(names, ["rotated", "grouped"]);
         let files = files("T", "schedule", "rotated", 2);
-        assert_eq!(files.results, PathBuf::from("summary/results/T-schedule-rotated-2.json"));
+        assert_eq!(files.results, PathBuf::from("summary/results/T-schedule-rotated-2.json.zst"));
         let single = files_of_one();
-        assert_eq!(single.results, PathBuf::from("summary/results/T-capacity-study.json"));
+        assert_eq!(single.results, PathBuf::from("summary/results/T-capacity-study.json.zst"));
         assert_eq!(single.page, PathBuf::from("summary/capacity-study.html"));
         assert!(find("nonsense").unwrap_err().contains("factorial"));
     }

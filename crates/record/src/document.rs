@@ -60,9 +60,13 @@ pub struct RunInfo {
     pub failure: Option<String>,
     /// The command line, as given (secrets in URLs replaced by `***`).
     pub command_line: Vec<String>,
-    /// Wall time of the whole run, once it ended.
+    /// Wall time of the whole run, once it ended (of its last part, when resumed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_seconds: Option<f64>,
+    /// When the run was resumed from its journal (`--resume`), RFC 3339 UTC; absent when
+    /// it never was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<String>,
 }
 
 impl RunInfo {
@@ -77,17 +81,57 @@ impl RunInfo {
             failure: None,
             command_line,
             wall_seconds: None,
+            resumed_at: Vec::new(),
         }
     }
 }
 
+/// The four bytes every zstd frame starts with: how a reader tells a compressed document.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// zstd's level for a document: 19 of 22 wrote the default run of 2026-12-06 (7.5 MB
+/// pretty-printed) in 1.4 MB, in about 5 s, once at a run's end; level 9 took 0.2 s for
+/// 1.6 MB.
+const ZSTD_LEVEL: i32 = 19;
+
+/// Whether `path` names a compressed document (`….json.zst`).
+pub fn compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
 /// Writes a results document to `path` atomically (temporary file, then rename), so a
-/// reader or a crash never sees half a file.
+/// reader or a crash never sees half a file: pretty-printed JSON, or with a `.zst` name
+/// the compact JSON compressed by zstd.
 pub fn write_document<T: Serialize>(document: &T, path: &Path) -> std::io::Result<()> {
-    let temporary = path.with_extension("json.tmp");
-    let text = serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?;
-    std::fs::write(&temporary, text)?;
+    let bytes = if compressed(path) {
+        let text = serde_json::to_vec(document).map_err(std::io::Error::other)?;
+        zstd::bulk::compress(&text, ZSTD_LEVEL)?
+    } else {
+        serde_json::to_vec_pretty(document).map_err(std::io::Error::other)?
+    };
+    write_atomically(path, &bytes)
+}
+
+/// `bytes` to `path` by a temporary file beside it, synced, then renamed over it.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let temporary = path.with_file_name(name);
+    let mut file = std::fs::File::create(&temporary)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.sync_all()?;
     std::fs::rename(&temporary, path)
+}
+
+/// The bytes of the document at `path`, decompressed when zstd compressed them.
+pub fn read_bytes(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    if bytes.starts_with(&ZSTD_MAGIC) {
+        return zstd::stream::decode_all(bytes.as_slice())
+            .map_err(|e| anyhow::anyhow!("{} is not a whole zstd file: {e}", path.display()));
+    }
+    Ok(bytes)
 }
 
 /// Reads the document at `path`, refusing it unless its `schema` is `schema` (`what` names
@@ -98,8 +142,7 @@ pub fn read_document<T: serde::de::DeserializeOwned>(
     versions: std::ops::RangeInclusive<u32>,
     what: &str,
 ) -> anyhow::Result<T> {
-    let text =
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = read_bytes(path)?;
     let probe: serde_json::Value = serde_json::from_slice(&text)
         .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
     if probe["schema"] != schema {

@@ -24,6 +24,7 @@ pub mod capacity;
 pub mod document;
 pub mod environment;
 pub mod faults;
+pub mod journal;
 pub mod ladder;
 pub mod latency;
 pub mod merge;

@@ -331,6 +331,7 @@ mod tests {
                 failure: None,
                 command_line: vec![],
                 wall_seconds: None,
+                resumed_at: vec![],
             },
             shards: vec![ShardInfo {
                 index,

@@ -46,6 +46,8 @@ struct RunLine {
     id: String,
     status: String,
     started_at: String,
+    /// When it was resumed from its journal, if it was.
+    resumed_at: Vec<String>,
 }
 
 /// Renders `runs` (rounds of one suite) as the summary page.
@@ -60,6 +62,7 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
                 id: r.run.id.clone(),
                 status: r.run.status.name().to_owned(),
                 started_at: r.run.started_at.clone(),
+                resumed_at: r.run.resumed_at.clone(),
             })
             .collect(),
         samples_note: method::samples_note(&dataset),

@@ -87,3 +87,98 @@ fn a_server_asked_against_itself_is_not_distinguishable() {
     assert_eq!(status, Some(0));
     assert_eq!(results.parties[0].what, results.parties[1].what);
 }
+
+/// A command side: the responder on one thread spending `work_us` on each request.
+fn responder_command(work_us: u64) -> String {
+    format!("{} --threads 1 --work-us {work_us}", bin_dir().join("responder").display())
+}
+
+/// `loadgen ab A B --slo p99=10ms` on two command sides, with `extra` flags.
+fn capacity_command(a: u64, b: u64, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_loadgen"));
+    command.arg("ab").arg(responder_command(a)).arg(responder_command(b));
+    command.args(["--path", "/health", "-c", "8", "--slo", "p99=10ms", "--warmup", "50ms"]);
+    command.args(extra).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+}
+
+#[test]
+fn a_capacity_question_killed_part_way_resumes_and_calls_the_slower_server_lower() {
+    use bookstore_record::capacity::CapacityResults;
+    use bookstore_record::journal;
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("ab.json");
+    let journal = journal::beside(&output);
+    // 0.5 ms against 0.65 ms a request: B's capacity about 0.77 of A's, less for the same
+    // overhead on both (a debug build's).
+    let mut first =
+        capacity_command(500, 650, &["--budget", "60s", "--output"]).arg(&output).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(&journal).unwrap_or_default().matches("round_end").count() < 2 {
+        assert!(first.try_wait().unwrap().is_none(), "ended before its kill");
+        assert!(std::time::Instant::now() < deadline, "no block was journaled");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let resumed = capacity_command(500, 650, &["--budget", "60s", "--precision", "10%"])
+        .arg("--resume")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&resumed.stdout),
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(resumed.status.code(), Some(2), "--precision is measured: refused: {said}");
+    assert!(said.contains("precision (0.02 in the journal, 0.1 now)"), "{said}");
+    let resumed = capacity_command(500, 650, &["--budget", "60s"])
+        .arg("--resume")
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&resumed.stdout),
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{said}");
+    assert!(said.contains("resuming ab: 2 blocks taken from its journal"), "{said}");
+    let results = CapacityResults::read(&output).unwrap();
+    assert_eq!(results.run.resumed_at.len(), 1);
+    assert!(results.blocks.len() >= 3, "{said}");
+    let answer = &results.answers[0].answer;
+    assert_eq!(answer.verdict, "lower", "{said}");
+    assert!(answer.low > 0.6 && answer.high < 0.9, "{answer:?}");
+    assert!(said.contains("B's capacity at p99 ≤ 10 ms is "), "{said}");
+}
+
+#[test]
+fn a_capacity_needs_sides_the_run_starts_and_says_when_its_ladder_met_the_top() {
+    let server = Server::start(1_000);
+    let url = Command::new(env!("CARGO_BIN_EXE_loadgen"))
+        .args(["ab", &server.url, "--twin", "--path", "/health", "--slo", "p99=10ms"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&url.stderr);
+    assert_eq!(url.status.code(), Some(1), "{said}");
+    assert!(said.contains("a capacity needs a side the run starts"), "{said}");
+    let dir = tempfile::tempdir().unwrap();
+    let top =
+        capacity_command(1_000, 1_000, &["--max-rate", "100", "--duration", "100ms", "--output"])
+            .arg(dir.path().join("ab.json"))
+            .output()
+            .unwrap();
+    let said = String::from_utf8_lossy(&top.stderr);
+    assert_eq!(top.status.code(), Some(1), "{said}");
+    let line = said.lines().last().unwrap();
+    assert!(line.ends_with("capacity at p99 ≤ 10 ms above 100 req/s: raise --max-rate"), "{line}");
+    // An objective that cannot be parsed: a usage error.
+    let bad = Command::new(env!("CARGO_BIN_EXE_loadgen"))
+        .args(["ab", &server.url, "--twin", "--slo", "p99<10ms"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected pNN=DURATION"));
+}

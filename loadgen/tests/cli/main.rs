@@ -3,6 +3,8 @@
 //! against real servers (a URL, a body and headers, `-n`, chunked answers, Ctrl-C); shell
 //! completions.
 
+mod resume;
+
 use std::process::{Command, Output};
 
 use bookstore_client::scenario::Scenario;

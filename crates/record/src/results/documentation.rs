@@ -118,6 +118,7 @@ fn every_field_a_results_file_can_hold_is_documented() {
             failure: Some(String::new()),
             command_line: vec![],
             wall_seconds: Some(0.0),
+            resumed_at: vec![String::new()],
         },
         shards: vec![ShardInfo {
             index: 1,

@@ -1,9 +1,11 @@
 //! The results file: the one source of every number in every report.
 //!
-//! A run writes one JSON document ([`RunResults`]) under `summary/results/`, rewritten
-//! atomically after every cell so a crash or Ctrl-C keeps what was measured. Units are in
-//! the field names (`_rps`, `_us`, `_seconds`, `_bytes`). Latency histograms are stored whole
-//! (HDR, V2 + deflate, base64) so runs can be merged and re-percentiled later.
+//! A run writes one JSON document ([`RunResults`]) under `summary/results/`, compressed
+//! as a whole (`<time>.json.zst`), at its end; while it runs, each window is appended to its
+//! journal ([`crate::journal`]), so a crash keeps what was measured and `--resume` goes on
+//! from it. Units are in the field names (`_rps`, `_us`, `_seconds`, `_bytes`). Latency
+//! histograms are stored whole (HDR V2, base64) so runs can be merged and re-percentiled
+//! later.
 //!
 //! `schema_version` changes whenever a field changes meaning or disappears; readers refuse
 //! versions they do not know. `RESULTS.md` beside this crate documents every field.
@@ -43,8 +45,10 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// objectives (`settings.objectives`, an addition older files read without), 11 since
 /// composed stacks (`stacks[].launch`, an addition older files read without), 12 since the
 /// fixed-load phase's own window (`settings.fixed_load_window_seconds`; an older file's
-/// fixed-load windows were `window_seconds` long).
-pub const SCHEMA_VERSION: u32 = 13;
+/// fixed-load windows were `window_seconds` long), 13 since the tail question, 14 since a
+/// file may be compressed as a whole (`.json.zst`), its histograms V2 without deflate
+/// (either reads as before), with `run.resumed_at`.
+pub const SCHEMA_VERSION: u32 = 14;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -315,6 +319,152 @@ impl RunResults {
             ceiling().filter(|c| c.concurrency == lowest).map(|c| c.throughput_rps).collect();
         bookstore_stats::Summary::median_of(rates)
     }
+}
+
+/// Where a window's cell goes in a suite's document, as its journal says it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Place {
+    /// `ceilings.http`.
+    HttpCeiling,
+    /// `ceilings.db`.
+    DbCeiling,
+    /// `stacks[stack].cells`.
+    Cells {
+        /// The stack's index in `stacks`.
+        stack: usize,
+    },
+    /// `stacks[stack].equal_load`.
+    EqualLoad {
+        /// The stack's index in `stacks`.
+        stack: usize,
+    },
+}
+
+/// A cell a window added, and where.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Placed {
+    /// Where it goes.
+    pub place: Place,
+    /// The cell.
+    pub cell: Cell,
+}
+
+/// How many cells each place of a document held at one moment ([`RunResults::mark`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    http: usize,
+    db: usize,
+    stacks: Vec<(usize, usize)>,
+}
+
+/// What kind of run a suite's journal is of.
+pub const JOURNAL_KIND: &str = "suite";
+
+impl RunResults {
+    /// How many cells each place holds now.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            http: self.ceilings.http.len(),
+            db: self.ceilings.db.len(),
+            stacks: self.stacks.iter().map(|s| (s.cells.len(), s.equal_load.len())).collect(),
+        }
+    }
+
+    /// The cells added since `mark`, each with its place.
+    pub fn since(&self, mark: &Mark) -> Vec<Placed> {
+        fn placed(place: Place, cells: &[Cell]) -> impl Iterator<Item = Placed> + '_ {
+            cells.iter().map(move |cell| Placed { place, cell: cell.clone() })
+        }
+        let mut added: Vec<Placed> = placed(Place::HttpCeiling, &self.ceilings.http[mark.http..])
+            .chain(placed(Place::DbCeiling, &self.ceilings.db[mark.db..]))
+            .collect();
+        for (stack, results) in self.stacks.iter().enumerate() {
+            let (cells, equal_load) = mark.stacks.get(stack).copied().unwrap_or_default();
+            added.extend(placed(Place::Cells { stack }, &results.cells[cells..]));
+            added.extend(placed(Place::EqualLoad { stack }, &results.equal_load[equal_load..]));
+        }
+        added
+    }
+
+    /// `added` put where each says (a stack not in the document is an error).
+    pub fn place(&mut self, added: Vec<Placed>) -> anyhow::Result<()> {
+        fn stack(results: &mut RunResults, index: usize) -> anyhow::Result<&mut StackResults> {
+            let count = results.stacks.len();
+            results.stacks.get_mut(index).ok_or_else(|| {
+                anyhow::anyhow!("the journal places a cell in stack {index} of {count}")
+            })
+        }
+        for Placed { place, cell } in added {
+            match place {
+                Place::HttpCeiling => self.ceilings.http.push(cell),
+                Place::DbCeiling => self.ceilings.db.push(cell),
+                Place::Cells { stack: index } => stack(self, index)?.cells.push(cell),
+                Place::EqualLoad { stack: index } => stack(self, index)?.equal_load.push(cell),
+            }
+        }
+        Ok(())
+    }
+
+    /// The document a suite's journal holds: its header with every window of a whole round
+    /// put in place — what a resumed run starts from. The stacks the run had prepared when
+    /// its first window began are the header's, as the journal's places count them.
+    pub fn from_journal(
+        path: &Path,
+    ) -> anyhow::Result<(Self, crate::journal::Read<Self, Vec<Placed>>)> {
+        let read: crate::journal::Read<Self, Vec<Placed>> =
+            crate::journal::read(path, JOURNAL_KIND)?;
+        let mut results = read.header.clone();
+        results.run.resumed_at = read.resumed_at.clone();
+        for (_, _, added) in &read.windows {
+            results.place(added.clone())?;
+        }
+        Ok((results, read))
+    }
+}
+
+/// Writes the document at `path` (any of this workspace's, any version) again as
+/// `path.zst`, compressed, every histogram in it plain V2 (`loadgen compact`): the same
+/// document field for field, each histogram holding the same counts; returns the new path.
+pub fn compact(path: &Path) -> anyhow::Result<std::path::PathBuf> {
+    fn replain(value: &mut serde_json::Value) -> anyhow::Result<()> {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    match field {
+                        serde_json::Value::String(text)
+                            if key.starts_with("histogram_") && !text.is_empty() =>
+                        {
+                            let histogram = decode_histogram(text).map_err(anyhow::Error::msg)?;
+                            let plain = encode_histogram(&histogram);
+                            anyhow::ensure!(
+                                decode_histogram(&plain).as_ref() == Ok(&histogram),
+                                "a histogram did not survive its new encoding"
+                            );
+                            *text = plain;
+                        }
+                        field => replain(field)?,
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().try_for_each(replain)?,
+            _ => {}
+        }
+        Ok(())
+    }
+    let bytes = crate::document::read_bytes(path)?;
+    let mut document: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", path.display()))?;
+    replain(&mut document)?;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    if !crate::document::compressed(path) {
+        name.push(".zst");
+    }
+    let output = path.with_file_name(name);
+    write_document(&document, &output)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", output.display()))?;
+    Ok(output)
 }
 
 #[cfg(test)]

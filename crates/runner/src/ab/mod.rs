@@ -13,7 +13,7 @@ mod parties;
 mod run;
 mod side;
 
-pub use capacity::{CapacityOptions, run as capacity};
+pub use capacity::{CapacityOptions, resumed_output, run as capacity};
 pub use parties::Harness;
 pub use run::{AbOptions, run};
 pub use side::Side;

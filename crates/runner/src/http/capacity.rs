@@ -7,7 +7,8 @@
 //! The ladder and the rate it reports are the workspace's one way to read a capacity
 //! ([`bookstore_stats::capacity`]), on the engine's open loop (no coordinated omission). A
 //! window the client itself limited (its send lag: the suite's `client_limited` warning)
-//! ends the ladder: above it the client, not the server, would be measured. A URL that
+//! ends the ladder: above it the client, not the server, would be measured (`loadgen ab
+//! --slo`, which restarts the server, measures such a rung again instead). A URL that
 //! misses at the lowest rate is "not met even at R req/s", one met at the highest "above
 //! R req/s", never a number that was not measured.
 //!

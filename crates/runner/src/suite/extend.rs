@@ -62,14 +62,34 @@ fn open_pairs(members: &[BTreeMap<u32, f64>], looks: &Looks) -> usize {
 impl Suite<'_> {
     /// Runs `block`'s windows in order, until the run is stopped, counting their time.
     pub(crate) fn run_block(&mut self, block: &[PlannedWindow]) -> anyhow::Result<()> {
-        for window in block {
+        for (index, window) in block.iter().enumerate() {
             if self.stopped() {
                 return Ok(());
             }
-            let started = Instant::now();
-            self.run_window(window)?;
+            let key = window.key();
+            // A resumed run's window the journal holds is given back, not measured again:
+            // what it added, and the time it took, as the plan's later choices read them.
+            let seconds = match self.ledger.replay.remove(&key) {
+                Some((seconds, placed)) => {
+                    self.ledger.results.place(placed)?;
+                    self.progress.skipped(1);
+                    seconds
+                }
+                None => {
+                    let started = Instant::now();
+                    let mark = self.ledger.results.mark();
+                    self.run_window(window)?;
+                    let seconds = started.elapsed().as_secs_f64();
+                    let placed = self.ledger.results.since(&mark);
+                    self.ledger.journal_window(&key, seconds, &placed)?;
+                    seconds
+                }
+            };
             self.ledger.spent.windows += 1;
-            self.ledger.spent.seconds += started.elapsed().as_secs_f64();
+            self.ledger.spent.seconds += seconds;
+            if block.get(index + 1).is_none_or(|next| !next.same_round(window)) {
+                self.ledger.round_end()?;
+            }
         }
         Ok(())
     }

@@ -1,13 +1,14 @@
-//! The ledger of a suite run: what was measured (the results document, rewritten as the
-//! windows come in) and what that took, from which what is left is estimated.
+//! The ledger of a suite run: what was measured (the results document, each window
+//! journaled as it ends and the document written at the run's end) and what that took,
+//! from which what is left is estimated; on `--resume`, the journal's windows, given back
+//! in place of measuring them again.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bookstore_record::results::RunResults;
-
-/// How often, at most, the results file is rewritten during a run.
-pub(crate) const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+use bookstore_record::journal::Journal;
+use bookstore_record::results::{Placed, RunResults};
 
 /// How long the suite's windows took, setup between them included: what the rounds left
 /// are estimated by.
@@ -32,33 +33,65 @@ pub(crate) struct Ledger {
     pub(crate) began: Instant,
     /// The windows run so far and their time, setup between them included.
     pub(crate) spent: Spent,
-    /// When the results file was last written.
-    pub(crate) saved: Option<Instant>,
+    /// Where each window goes as it ends (from the first window on).
+    pub(crate) journal: Option<Journal>,
+    /// A resumed run's windows from its journal, by their place in the plan: what they
+    /// took, and what they added.
+    pub(crate) replay: BTreeMap<String, (f64, Vec<Placed>)>,
+    /// A window of the round in progress was measured (not given back by the journal).
+    pub(crate) measured_in_round: bool,
 }
 
 impl Ledger {
     /// The results so far, to be written to `output`; the run's clock starts now.
     pub(crate) fn new(results: RunResults, output: PathBuf) -> Self {
-        Self { results, output, began: Instant::now(), spent: Spent::default(), saved: None }
-    }
-
-    /// Rewrites the results file, unless it was written less than [`SAVE_EVERY`] ago: the
-    /// file grows with every window, and rewriting all of it after each one made the
-    /// writing quadratic in the run's length. The run's end (or failure) writes it in any
-    /// case ([`Ledger::save_now`]).
-    pub(crate) fn save(&mut self) -> anyhow::Result<()> {
-        if self.saved.is_some_and(|at| at.elapsed() < SAVE_EVERY) {
-            return Ok(());
+        Self {
+            results,
+            output,
+            began: Instant::now(),
+            spent: Spent::default(),
+            journal: None,
+            replay: BTreeMap::new(),
+            measured_in_round: false,
         }
-        self.save_now()
     }
 
-    /// Rewrites the results file now.
+    /// Writes the results file now: once before the first window, at the run's end, and
+    /// when it fails; the journal keeps each window between.
     pub(crate) fn save_now(&mut self) -> anyhow::Result<()> {
-        self.saved = Some(Instant::now());
         self.results
             .write(&self.output)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.output.display()))
+    }
+
+    /// A window measured at `key` that took `seconds` and added `placed`: on disk before the
+    /// next starts.
+    pub(crate) fn journal_window(
+        &mut self,
+        key: &str,
+        seconds: f64,
+        placed: &[Placed],
+    ) -> anyhow::Result<()> {
+        self.measured_in_round = true;
+        match &mut self.journal {
+            Some(journal) => journal
+                .window(key, seconds, &placed)
+                .map_err(|e| anyhow::anyhow!("cannot write the journal: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The end of a round: journaled when one of its windows was measured.
+    pub(crate) fn round_end(&mut self) -> anyhow::Result<()> {
+        if !std::mem::take(&mut self.measured_in_round) {
+            return Ok(());
+        }
+        match &mut self.journal {
+            Some(journal) => {
+                journal.round_end().map_err(|e| anyhow::anyhow!("cannot write the journal: {e}"))
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -29,6 +29,7 @@ mod parties;
 mod plan;
 mod prepare;
 pub mod progress;
+pub(crate) mod resume;
 mod rounds;
 mod running;
 mod sampler;
@@ -46,9 +47,11 @@ use bookstore_record::results::RunResults;
 pub use bookstore_record::results::Rate;
 pub use options::{SuiteOptions, WARMUP_MAX, WINDOW_MAX_FACTOR};
 pub use parties::{COMPOSE_DATABASE_URL, ComposeFrom, DB_LATENCY_FLAG, Variant, parse_targets};
+pub use resume::{ResumeRefused, output_of as resumed_output};
 pub use shard::ShardPlan;
 
-/// Runs the suite, writing `options.output` after every window; returns the final results.
+/// Runs the suite, journaling every window and writing `options.output` at the end;
+/// returns the final results.
 pub fn run(options: &SuiteOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunResults> {
     options.check_shard()?;
     options.check_placement()?;

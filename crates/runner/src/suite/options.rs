@@ -70,6 +70,8 @@ pub struct SuiteOptions {
     pub objectives: Vec<bookstore_record::objective::ScopedObjective>,
     /// `--cpus`: the CPUs of each tier; `None`: every process anywhere.
     pub placement: Option<crate::harness::placement::Placement>,
+    /// `--resume`: the journal of the run this one goes on with (`output` is that run's).
+    pub resume: Option<PathBuf>,
     /// The command line, for the record.
     pub command_line: Vec<String>,
     /// What the measuring binary was built from (`bookstore_record::build_identity!()` in

@@ -91,6 +91,20 @@ pub(crate) struct PlannedWindow {
     pub(crate) slot: Option<u64>,
 }
 
+impl PlannedWindow {
+    /// Its place in the plan, as a journal names it: the scenario, round, party and offer
+    /// (not a shard's slot, which a resumed run has anew).
+    pub(crate) fn key(&self) -> String {
+        let PlannedWindow { scenario, round, party, offer, .. } = self;
+        format!("{} {round} {party:?} {offer:?}", scenario.name())
+    }
+
+    /// Whether `other` is of the same round: the same scenario, round and offer.
+    pub(crate) fn same_round(&self, other: &PlannedWindow) -> bool {
+        (self.scenario, self.round, self.offer) == (other.scenario, other.round, other.offer)
+    }
+}
+
 /// One round's `windows` in the groups `schedule` orders them by: `Grouped`, one group per
 /// concurrency in the order they first appear (the windows compared with each other), the
 /// windows compared with every concurrency (the pool-size database ceiling) a group of their

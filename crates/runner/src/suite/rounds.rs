@@ -80,9 +80,15 @@ impl<'a> Suite<'a> {
             let rounds = options.total_rounds();
             suite.ledger.results.warnings.push(Warning::from(WarningKind::FewRounds { rounds }));
         }
+        suite.check_resume()?;
         suite.ledger.save_now()?;
-        if let Err(error) = suite.prepare_stacks().and_then(|()| suite.measure()) {
-            // What was measured before the failure stays in the file.
+        let measured = suite
+            .prepare_stacks()
+            .and_then(|()| suite.open_journal())
+            .and_then(|()| suite.measure());
+        if let Err(error) = measured {
+            // What was measured before the failure stays in the file (and in the journal,
+            // to resume from).
             suite.ledger.save_now()?;
             return Err(error);
         }

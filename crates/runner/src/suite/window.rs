@@ -64,7 +64,7 @@ impl Suite<'_> {
         let at = WindowAt { label: &label, scenario, concurrency, round, slot: None, offer: None };
         let cell = self.http_cell(at, &target)?;
         self.ledger.results.ceilings.http.push(cell);
-        self.ledger.save()
+        Ok(())
     }
 
     /// The database ceiling's window through `driver`: one client per pooled connection,
@@ -144,7 +144,7 @@ impl Suite<'_> {
             cell.beside_concurrency = Some(concurrency);
             self.ledger.results.ceilings.db.push(cell);
         }
-        self.ledger.save()
+        Ok(())
     }
 
     /// The URL of the database ceiling's database through a relay adding `latency`, and
@@ -227,7 +227,7 @@ impl Suite<'_> {
         }
         match exit {
             Some(exit) => self.stack_failed(stack.index, StackStatus::Crashed, exit),
-            None => self.ledger.save(),
+            None => Ok(()),
         }
     }
 
