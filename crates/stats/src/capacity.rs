@@ -20,8 +20,8 @@
 //!   estimate by less than the first miss did (the test below and
 //!   `tests/method/capacity.rs`).
 //! - **A ladder climbs from below its centre** (the capacity expected: the last estimates, or
-//!   the closed loop's rate at first) by [`LadderDesign::step`] until two rungs in a row
-//!   miss, stepping down by [`LadderDesign::down`] when even its lowest rung misses; it ends
+//!   the closed loop's rate at first; moved by a [`dither`] of a step from ladder to ladder)
+//!   by [`LadderDesign::step`] until two rungs in a row miss, stepping down by [`LadderDesign::down`] when even its lowest rung misses; it ends
 //!   at the ceiling given (the capacity is then above it, not a number) or at the floor (the
 //!   objective is then not met at all).
 
@@ -185,10 +185,26 @@ pub struct Ladder {
     rungs: Vec<Rung>,
 }
 
+/// The dither of ladder `index`, a share of a step in [0, 1): the golden ratio's multiples,
+/// so that successive ladders' rungs fall evenly between the grid's. Without it every
+/// ladder of a party puts its rungs at the same rates: where the percentile jumps at a knee
+/// between two rungs, each ladder then errs alike, and no number of them averages it —
+/// two responders of known cost, 2.0 ms against 2.2 ms a request, came out 0.900
+/// [0.893–0.907] where alternated single searches gave 0.911.
+pub fn dither(index: usize) -> f64 {
+    (index as f64 * 0.618_033_988_749_895).fract()
+}
+
 impl Ladder {
     /// A ladder around `centre_rps`, the capacity expected.
     pub fn new(design: LadderDesign, centre_rps: f64) -> Self {
         Self { design, centre_rps, rungs: Vec::new() }
+    }
+
+    /// A ladder around `centre_rps` whose rungs are moved up by `offset` of a step (see
+    /// [`dither`]).
+    pub fn dithered(design: LadderDesign, centre_rps: f64, offset: f64) -> Self {
+        Self::new(design, centre_rps * design.step.powf(offset.clamp(0.0, 1.0)))
     }
 
     /// The rate of the next window, or `None` when the ladder is done.

@@ -153,7 +153,7 @@ fn results_files(text: &str) -> Vec<String> {
         let base = name.trim_start_matches("summary/results/");
         let kept = base.starts_with(|c: char| c.is_ascii_digit())
             || ["faults-", "soak-", "dbbench-", "ab-"].iter().any(|kind| base.starts_with(kind));
-        if kept && name.ends_with(".json") {
+        if kept && (name.ends_with(".json") || name.ends_with(".json.zst")) {
             files.push(name);
         }
     }
@@ -178,20 +178,19 @@ fn every_results_file_the_documents_name_reads_with_todays_loadgen() {
     let mut unreadable = Vec::new();
     for path in &named {
         let full = root().join(path);
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let read = if is_suite_results(path) {
-            RunResults::read(&full).map(drop)
-        } else if name.starts_with("ab-") {
-            bookstore_record::ab::AbResults::read(&full).map(drop)
-        } else if name.starts_with("dbbench-") {
-            std::fs::read_to_string(&full).map_err(anyhow::Error::from).and_then(|text| {
-                let value: serde_json::Value = serde_json::from_str(&text)?;
-                anyhow::ensure!(value["schema"] == "bookstore-bench/dbbench", "not a dbbench file");
-                Ok(())
-            })
-        } else {
-            FaultsResults::read(&full).map(drop)
-        };
+        // Each by the reader of the schema it says it is.
+        let read = bookstore_record::document::read_bytes(&full).and_then(|bytes| {
+            let value: serde_json::Value = serde_json::from_slice(&bytes)?;
+            match value["schema"].as_str().unwrap_or_default() {
+                "bookstore-bench/results" => RunResults::read(&full).map(drop),
+                "bookstore-bench/ab" => bookstore_record::ab::AbResults::read(&full).map(drop),
+                "bookstore-bench/capacity" => {
+                    bookstore_record::capacity::CapacityResults::read(&full).map(drop)
+                }
+                "bookstore-bench/dbbench" => Ok(()),
+                _ => FaultsResults::read(&full).map(drop),
+            }
+        });
         if let Err(error) = read {
             unreadable.push(format!("{path}: {error:#}"));
         }

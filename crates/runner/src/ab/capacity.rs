@@ -24,7 +24,7 @@ use bookstore_record::journal::{self, Journal, Read};
 use bookstore_record::ladder::{Capacity, Step};
 use bookstore_record::warnings::WarningKind;
 use bookstore_record::{RunInfo, RunStatus};
-use bookstore_stats::capacity::{Ladder, LadderDesign, centre_of, climb};
+use bookstore_stats::capacity::{Ladder, LadderDesign, centre_of, climb, dither};
 use bookstore_stats::question::{Answer, End, QuestionPlan, Samples};
 
 use crate::ab::parties::{self, Harness, Running, request_name};
@@ -342,8 +342,14 @@ impl Question<'_> {
         let options = self.options;
         let objective = options.settings.objective;
         let design = LadderDesign::up_to(results.max_rate_rps);
-        let centres: Vec<f64> = (0..options.parties.len())
-            .map(|i| centre_of(&self.found[i]).unwrap_or(results.closed_loop_rps[i]))
+        // Each party's ladder around its median so far, moved by a dither of its own so that
+        // no two of its ladders put their rungs at the same rates.
+        let parties = options.parties.len();
+        let centres: Vec<f64> = (0..parties)
+            .map(|i| {
+                let centre = centre_of(&self.found[i]).unwrap_or(results.closed_loop_rps[i]);
+                centre * design.step.powf(dither(block * parties + i))
+            })
             .collect();
         let mut ladders: Vec<Ladder> = centres.iter().map(|&c| Ladder::new(design, c)).collect();
         let mut steps: Vec<Vec<Step>> = vec![Vec::new(); ladders.len()];

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use bookstore_stats::capacity::{Ladder, LadderDesign};
+use bookstore_stats::capacity::{Ladder, LadderDesign, dither};
 
 pub use bookstore_record::ladder::{Capacity, Step};
 pub use bookstore_record::objective::{ERROR_SHARE_MAX, IN_TIME_SHARE, Objective};
@@ -40,15 +40,18 @@ pub struct Search {
     pub capacity: Option<Capacity>,
 }
 
-/// One ladder under `objective` around `centre_rps` up to `max_rps`, `step_at(rate)`
-/// running and judging one window at `rate`.
+/// Ladder `index` (its rungs moved by [`bookstore_stats::capacity::dither`]) under
+/// `objective` around `centre_rps` up to `max_rps`, `step_at(rate)` running and judging one
+/// window at `rate`.
 pub fn search(
+    index: usize,
     centre_rps: f64,
     max_rps: f64,
     objective: Objective,
     mut step_at: impl FnMut(f64) -> anyhow::Result<Step>,
 ) -> anyhow::Result<Search> {
-    let mut ladder = Ladder::new(LadderDesign::up_to(max_rps), centre_rps);
+    let design = LadderDesign::up_to(max_rps);
+    let mut ladder = Ladder::dithered(design, centre_rps, dither(index));
     let mut steps = Vec::new();
     while let Some(rate) = ladder.next_rate() {
         let step = step_at(rate)?;
@@ -135,7 +138,7 @@ mod tests {
     #[test]
     fn the_ladder_brackets_the_capacity_from_a_centre_below_or_above_it() {
         for centre in [200.0, 480.0, 3_000.0] {
-            let found = search(centre, 1e6, p99(), model(480.0)).unwrap();
+            let found = search(0, centre, 1e6, p99(), model(480.0)).unwrap();
             let Some(Capacity::Between { rate_rps, met_rps, missed_rps }) = found.capacity else {
                 panic!("{found:?}")
             };
@@ -147,13 +150,13 @@ mod tests {
 
     #[test]
     fn an_objective_missed_at_every_rate_or_met_at_the_top_says_so_in_one_line() {
-        let never = search(10.0, 1e6, p99(), model(0.5)).unwrap();
+        let never = search(0, 10.0, 1e6, p99(), model(0.5)).unwrap();
         assert!(
             matches!(never.capacity, Some(Capacity::NotMet { lowest_rps }) if lowest_rps <= 1.0)
         );
         assert!(never.steps.iter().all(|s| !s.met));
         assert_eq!(said(never.capacity, p99()), "p99 ≤ 10 ms was not met even at 1 req/s");
-        let above = search(100.0, 150.0, p99(), model(480.0)).unwrap();
+        let above = search(0, 100.0, 150.0, p99(), model(480.0)).unwrap();
         assert_eq!(above.capacity, Some(Capacity::Above { highest_rps: 150.0 }));
         assert_eq!(
             said(above.capacity, p99()),
@@ -165,14 +168,15 @@ mod tests {
     fn repeated_searches_give_a_geometric_mean_with_an_interval() {
         let searches: Vec<Search> = [470.0, 480.0, 490.0]
             .into_iter()
-            .map(|c| search(300.0, 1e6, p99(), model(c)).unwrap())
+            .enumerate()
+            .map(|(i, c)| search(i, 300.0, 1e6, p99(), model(c)).unwrap())
             .collect();
         let (mean, low, high) = interval(&searches).unwrap();
         assert!(
             low < mean && mean < high && (460.0..500.0).contains(&mean),
             "{mean} [{low}–{high}]"
         );
-        let not_met = vec![search(10.0, 1e6, p99(), model(0.5)).unwrap(), searches[0].clone()];
+        let not_met = vec![search(0, 10.0, 1e6, p99(), model(0.5)).unwrap(), searches[0].clone()];
         assert!(interval(&not_met).is_none(), "no capacity where one search did not bracket it");
         assert_eq!(found(&searches).map(|(rate, _)| rate), Some(mean));
         let one = &searches[..1];

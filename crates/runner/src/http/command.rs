@@ -172,7 +172,8 @@ fn http_capacity(run: &HttpRun) -> anyhow::Result<u8> {
                 "{:>10} {:>8} {:>8} {:>9} {:>9}  verdict",
                 "rate/s", "due", "in time", "p50", "at SLO"
             ));
-            let found = capacity::search(centre_rps, max_rps, *objective, |rate| {
+            let index = round as usize - 1;
+            let found = capacity::search(index, centre_rps, max_rps, *objective, |rate| {
                 if interrupted() {
                     anyhow::bail!("interrupted");
                 }

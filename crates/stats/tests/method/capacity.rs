@@ -35,10 +35,12 @@ const FALLS_BEHIND: f64 = 1.3;
 /// The closed loop's rate over the capacity at p99 ≤ 10 ms: the first ladders' centre
 /// (1.25 at bookById in the kept studies: their capacity near 0.8 of the slowest's rate).
 const CLOSED_LOOP: f64 = 1.25;
-/// What a rung and a block's restart cost, seconds: a 0.1 s warm-up, a 0.2 s window and
-/// its drain and set-up; two fresh databases and two processes started.
-const RUNG_SECONDS: f64 = 0.45;
-const RESTART_SECONDS: f64 = 0.8;
+/// What a rung and a block's restart cost, seconds: ten real twin questions at bookById
+/// took 3.6 s a block of 10.3 windows (`summary/results/ab-2026-12-07T07-*-capacity-twin-*`:
+/// a 0.1 s warm-up, a 0.2 s window, its drain and set-up; two fresh databases and two
+/// processes started).
+const RUNG_SECONDS: f64 = 0.3;
+const RESTART_SECONDS: f64 = 0.5;
 /// The default budget, seconds (`loadgen ab --budget`).
 const BUDGET_SECONDS: f64 = 600.0;
 
@@ -57,9 +59,18 @@ fn window(random: &mut Normal, capacity: f64, rate: f64) -> Rung {
     Rung { rate_rps: rate, excess }
 }
 
+/// How one window of a process of some capacity goes at some rate.
+type Server = fn(&mut Normal, f64, f64) -> Rung;
+
 /// One question to its end: A's binary serves 1,000 req/s at the objective, B's `truth` ×
 /// that; the answer it stops with and the blocks it took.
 fn ask(random: &mut Normal, truth: f64) -> (Answer, usize) {
+    ask_of(random, truth, window, PROCESS_SD)
+}
+
+/// [`ask`] of servers whose windows `server` draws, each process's capacity spread by
+/// `process_sd`.
+fn ask_of(random: &mut Normal, truth: f64, server: Server, process_sd: f64) -> (Answer, usize) {
     let plan = plan();
     let binaries = [1_000.0, 1_000.0 * truth];
     let pilots = binaries.map(|c| c * CLOSED_LOOP);
@@ -68,14 +79,14 @@ fn ask(random: &mut Normal, truth: f64) -> (Answer, usize) {
     let mut blocks: Vec<Vec<f64>> = Vec::new();
     let mut spent = 0.0;
     loop {
-        let processes = binaries.map(|c| c * (PROCESS_SD * random.next()).exp());
+        let processes = binaries.map(|c| c * (process_sd * random.next()).exp());
         let mut ladders = [0, 1].map(|side| {
             let centre = capacity::centre_of(&found[side]).unwrap_or(pilots[side]);
-            Ladder::new(design, centre)
+            Ladder::dithered(design, centre, capacity::dither(blocks.len() * 2 + side))
         });
         capacity::climb(&mut ladders, blocks.len(), |side, rate| {
             spent += RUNG_SECONDS;
-            Ok::<_, ()>(window(random, processes[side], rate))
+            Ok::<_, ()>(server(random, processes[side], rate))
         })
         .unwrap();
         spent += RESTART_SECONDS;
@@ -162,4 +173,30 @@ fn the_fitted_crossing_scatters_less_than_the_first_miss_on_ladders_with_stalls(
         rms(&first_miss)
     );
     assert!(rms(&fitted) < rms(&first_miss), "{} against {}", rms(&fitted), rms(&first_miss));
+}
+
+/// A knee as sharp as a one-thread server's: the percentile near its service time up to the
+/// capacity, several times the bound just past it, then fallen behind.
+fn sharp(random: &mut Normal, capacity: f64, rate: f64) -> Rung {
+    let excess = match rate / capacity {
+        r if r <= 1.0 => -1.4 + 0.1 * random.next(),
+        r if r <= 1.1 => 2.0 + 0.1 * random.next(),
+        _ => FELL,
+    };
+    Rung { rate_rps: rate, excess }
+}
+
+#[test]
+fn at_a_sharp_knee_the_dithered_rungs_average_their_placement_and_the_interval_holds_the_ratio() {
+    // Two servers of known capacities a tenth apart, processes alike (the responders'
+    // blocks spread by 0.003): what is left is where the rungs fall about each knee.
+    let mut random = Normal(0x5eed_ca04);
+    let truth = 2_000.0 / 2_200.0;
+    let (questions, mut held) = (500, 0);
+    for _ in 0..questions {
+        let (answer, _) = ask_of(&mut random, truth, sharp, 0.002);
+        held += usize::from(answer.low <= truth && truth <= answer.high);
+    }
+    eprintln!("a sharp knee: the interval held {truth:.3} in {held} of {questions}");
+    assert!(held * 100 >= questions * 95, "held in {held} of {questions}");
 }
