@@ -3,8 +3,8 @@
 use std::fs;
 
 /// Clock ticks per second in `/proc/<pid>/stat` (Linux's USER_HZ, fixed at 100 for this
-/// interface whatever the kernel's internal tick rate).
-const TICKS_PER_SECOND: f64 = 100.0;
+/// interface whatever the kernel's internal tick rate): a window's CPU is known to one tick.
+pub const TICKS_PER_SECOND: f64 = 100.0;
 
 /// User + system CPU seconds `pid` has used so far; `None` if it is gone.
 pub fn cpu_seconds(pid: u32) -> Option<f64> {

@@ -1,5 +1,5 @@
-//! Section 4: CPU and memory per request, and each stack's rate as a share of its
-//! scenario's ceiling measured in the same rounds.
+//! Section 5: memory, the machine's busy share, and each stack's rate as a share of its
+//! scenario's ceiling measured in the same rounds (CPU per request: [`crate::cpu`]).
 
 use bookstore_stats::{Summary, Verdict};
 use serde::Serialize;
@@ -60,8 +60,6 @@ struct EfficiencyRow {
 
 #[derive(Debug, Serialize)]
 struct EfficiencyCell {
-    requests_per_server_cpu_second: String,
-    cpu_ms_per_request: String,
     peak_rss_mib: String,
     /// The client's CPU as a share of the machine's, and everyone's (client, server,
     /// PostgreSQL): medians over the rounds, in percent.
@@ -113,22 +111,6 @@ fn cell(
         return None;
     }
     let median = |values: Vec<f64>| Summary::of(&values).map(|s| s.median);
-    let served = |c: &Cell| (c.counts.ok + c.counts.rejected) as f64;
-    let per_cpu = median(
-        windows
-            .cells()
-            .filter_map(|c| c.cpu_seconds.server.map(|cpu| served(c) / cpu.max(1e-9)))
-            .collect(),
-    );
-    let cpu_ms = median(
-        windows
-            .cells()
-            .filter_map(|c| {
-                let cpu = c.cpu_seconds.server? + c.cpu_seconds.postgres.unwrap_or(0.0);
-                (served(c) > 0.0).then(|| cpu / served(c) * 1000.0)
-            })
-            .collect(),
-    );
     let rss = windows.cells().filter_map(|c| c.server_peak_rss_bytes).max();
     let cpus = dataset.runs.first().map_or(1, |r| r.environment.cpu_count);
     let client = median(windows.cells().map(|c| cpu_shares(c, cpus).0).collect());
@@ -136,8 +118,6 @@ fn cell(
     let percent = |share: Option<f64>| share.map_or("–".into(), |s| format!("{:.0}", s * 100.0));
     let share = shares.shares.get(stack).copied();
     Some(EfficiencyCell {
-        requests_per_server_cpu_second: per_cpu.map_or("–".into(), |v| format!("{v:.0}")),
-        cpu_ms_per_request: cpu_ms.map_or("–".into(), |v| format!("{v:.3}")),
         peak_rss_mib: rss.map_or("–".into(), |b| format!("{:.1}", b as f64 / 1_048_576.0)),
         client_percent: percent(client),
         busy_percent: percent(busy),

@@ -76,6 +76,18 @@ pub struct Row {
     /// composed stack against its preset), its `vs_first_*` the ratio and interval, its
     /// `standing` the verdict (`higher`, `lower`, `not_distinguishable`).
     pub axis: Option<&'static str>,
+    /// CPU time per request answered, µs, of the server, PostgreSQL and the client: the
+    /// geometric mean over the rounds (`_low`, `_high`: Student's 95% interval on the logs,
+    /// never narrower than a clock tick of the least busy window).
+    pub server_cpu_us: Option<f64>,
+    pub server_cpu_us_low: Option<f64>,
+    pub server_cpu_us_high: Option<f64>,
+    pub postgres_cpu_us: Option<f64>,
+    pub postgres_cpu_us_low: Option<f64>,
+    pub postgres_cpu_us_high: Option<f64>,
+    pub client_cpu_us: Option<f64>,
+    pub client_cpu_us_low: Option<f64>,
+    pub client_cpu_us_high: Option<f64>,
 }
 
 impl Row {
@@ -112,6 +124,15 @@ impl Row {
             capacity_rps_min: None,
             capacity_rps_max: None,
             axis: None,
+            server_cpu_us: None,
+            server_cpu_us_low: None,
+            server_cpu_us_high: None,
+            postgres_cpu_us: None,
+            postgres_cpu_us_low: None,
+            postgres_cpu_us_high: None,
+            client_cpu_us: None,
+            client_cpu_us_low: None,
+            client_cpu_us_high: None,
         }
     }
 
@@ -228,6 +249,22 @@ pub fn rows(runs: &[RunResults]) -> Vec<Row> {
                 ));
             }
         }
+        // The same effects on the server's CPU per request (above 1: the level costs more).
+        let cpu = super::factorial::Measure::Cpu(super::cpu::Component::Server);
+        for table in super::factorial::study_of(&dataset, cpu).map_or(Vec::new(), |s| s.tables) {
+            let (scenario, c) = (table.scenario.as_str(), table.concurrency);
+            for effect in &table.effects {
+                let (label, judged) = (effect.label.clone(), effect.comparison.as_ref());
+                rows.push(Row::contrast(
+                    scenario,
+                    c,
+                    "axis_effect_cpu",
+                    effect.axis,
+                    label,
+                    judged,
+                ));
+            }
+        }
         for check in &study.binary_checks {
             let label = format!("{} ÷ {}", check.composed, check.preset);
             let (scenario, c) = (check.scenario.as_str(), check.concurrency);
@@ -263,7 +300,23 @@ fn row(
     };
     let rate =
         Summary::of(&cells.by_round(|c| Some(metric.of(c))).into_values().collect::<Vec<_>>());
+    use super::cpu::{Component, Cost};
+    let [server, postgres, client] = Component::ALL.map(|c| Cost::of(cells, c));
+    let (us, low, high) = (
+        |c: Option<Cost>| c.map(|c| c.us),
+        |c: Option<Cost>| c.map(|c| c.low_us),
+        |c: Option<Cost>| c.map(|c| c.high_us),
+    );
     Row {
+        server_cpu_us: us(server),
+        server_cpu_us_low: low(server),
+        server_cpu_us_high: high(server),
+        postgres_cpu_us: us(postgres),
+        postgres_cpu_us_low: low(postgres),
+        postgres_cpu_us_high: high(postgres),
+        client_cpu_us: us(client),
+        client_cpu_us_low: low(client),
+        client_cpu_us_high: high(client),
         rounds: cells.samples().count(),
         rate_metric: metric.name(),
         rate_rps_median: rate.map(|s| s.median),
@@ -424,9 +477,21 @@ pub fn markdown(runs: &[RunResults]) -> String {
 /// column per scenario, each cell the ratio with its interval (`≈` where not
 /// distinguishable from 1), and the largest interaction. Empty without a grid.
 pub fn markdown_axes(rows: &[Row]) -> String {
+    let mut out = axes_table(rows, "axis_effect", "rate ratio, level ÷ baseline");
+    out += &axes_table(
+        rows,
+        "axis_effect_cpu",
+        "in the server's CPU per request: µs ratio, level ÷ baseline, above 1 costs more",
+    );
+    out
+}
+
+/// The axis table of the rows of `effect` (with the largest interaction, for rates).
+fn axes_table(rows: &[Row], effect: &str, what: &str) -> String {
     let mut out = String::new();
+    let interaction = if effect == "axis_effect" { "axis_interaction" } else { "" };
     let effects: Vec<&Row> =
-        rows.iter().filter(|r| matches!(r.load, "axis_effect" | "axis_interaction")).collect();
+        rows.iter().filter(|r| r.load == effect || r.load == interaction).collect();
     let mut concurrencies: Vec<u32> = effects.iter().filter_map(|r| r.concurrency).collect();
     concurrencies.sort_unstable();
     concurrencies.dedup();
@@ -439,37 +504,38 @@ pub fn markdown_axes(rows: &[Row]) -> String {
                 scenarios.push(&row.scenario);
             }
             let key = (row.axis.unwrap_or(""), row.stack.as_str());
-            if row.load == "axis_effect" && !contrasts.contains(&key) {
+            if row.load == effect && !contrasts.contains(&key) {
                 contrasts.push(key);
             }
         }
-        let _ =
-            writeln!(out, "\n**What each axis costs, c = {c}** (rate ratio, level ÷ baseline)\n");
+        let _ = writeln!(out, "\n**What each axis costs, c = {c}** ({what})\n");
         let header: Vec<String> = scenarios.iter().map(|s| format!("`{s}`")).collect();
         let _ = writeln!(out, "| axis | level ÷ baseline | {} |", header.join(" | "));
         let _ = writeln!(out, "|---|---|{}", "---|".repeat(scenarios.len()));
         let cell = |row: Option<&&&Row>| row.map_or("–".to_owned(), |r| contrast_cell(r));
         for (axis, label) in &contrasts {
-            let cells: Vec<String> =
-                scenarios
-                    .iter()
-                    .map(|s| {
-                        cell(at.iter().find(|r| {
-                            r.load == "axis_effect" && r.scenario == *s && r.stack == *label
-                        }))
-                    })
-                    .collect();
+            let cells: Vec<String> = scenarios
+                .iter()
+                .map(|s| {
+                    cell(
+                        at.iter()
+                            .find(|r| r.load == effect && r.scenario == *s && r.stack == *label),
+                    )
+                })
+                .collect();
             let _ = writeln!(out, "| {axis} | {label} | {} |", cells.join(" | "));
         }
-        let interactions: Vec<String> = scenarios
-            .iter()
-            .map(|s| {
-                at.iter()
-                    .find(|r| r.load == "axis_interaction" && r.scenario == *s)
-                    .map_or("–".to_owned(), |r| format!("{}: {}", r.stack, contrast_cell(r)))
-            })
-            .collect();
-        let _ = writeln!(out, "| largest interaction | | {} |", interactions.join(" | "));
+        if !interaction.is_empty() {
+            let interactions: Vec<String> = scenarios
+                .iter()
+                .map(|s| {
+                    at.iter()
+                        .find(|r| r.load == interaction && r.scenario == *s)
+                        .map_or("–".to_owned(), |r| format!("{}: {}", r.stack, contrast_cell(r)))
+                })
+                .collect();
+            let _ = writeln!(out, "| largest interaction | | {} |", interactions.join(" | "));
+        }
     }
     out
 }

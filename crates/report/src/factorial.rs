@@ -277,13 +277,32 @@ pub(crate) struct Study {
     pub(crate) binary_checks: Vec<BinaryCheck>,
 }
 
-/// The study of a run whose parties hold composed stacks; `None` where they do not.
+/// What the grid's effects are effects on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Measure {
+    /// Each scenario's ranked rate.
+    Rate,
+    /// A component's CPU per request.
+    Cpu(crate::cpu::Component),
+}
+
+/// The study of a run whose parties hold composed stacks, on their rates; `None` where
+/// they do not.
 pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
+    study_of(dataset, Measure::Rate)
+}
+
+/// [`study`] of the effects on `measure`.
+pub(crate) fn study_of(dataset: &Dataset<'_>, measure: Measure) -> Option<Study> {
     let grid = grid_cells(dataset);
     let mut tables = Vec::new();
     let mut checks = Vec::new();
     for scenario in &dataset.scenarios {
-        let metric = Metric::for_scenario(scenario);
+        let rate = Metric::for_scenario(scenario);
+        let metric = move |c: &bookstore_record::results::Cell| match measure {
+            Measure::Rate => Some(rate.of(c)),
+            Measure::Cpu(component) => component.per_request_us(c).filter(|&us| us > 0.0),
+        };
         for &concurrency in &dataset.concurrency {
             let windows =
                 |name: &str| dataset.cell(&Target::Stack(name.to_owned()), scenario, concurrency);
@@ -292,13 +311,13 @@ pub(crate) fn study(dataset: &Dataset<'_>) -> Option<Study> {
                     let cell = windows(name);
                     match cell.disqualified() {
                         Some(reason) => Err(format!("{name} disqualified: {reason}")),
-                        None => Ok(cell.by_round(|c| Some(metric.of(c)))),
+                        None => Ok(cell.by_round(metric)),
                     }
                 }));
             }
             checks.extend(binary_checks(dataset, scenario, concurrency, |name| {
                 let cell = windows(name);
-                cell.disqualified().is_none().then(|| cell.by_round(|c| Some(metric.of(c))))
+                cell.disqualified().is_none().then(|| cell.by_round(metric))
             }));
         }
     }

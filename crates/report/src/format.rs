@@ -22,12 +22,24 @@ pub enum Format {
     Json,
     /// The suite's closing summary, as the terminal shows it.
     Text,
+    /// The rate each stack would reach with its server and PostgreSQL on CPUs of their own,
+    /// projected from the first run's CPU per request, against what the other runs (each
+    /// with `--cpus` placements) measured: a Markdown table (docs/method.md, "CPU per
+    /// request").
+    Projection,
 }
 
 impl Format {
     /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 6] =
-        [Format::Html, Format::Md, Format::MdAxes, Format::Csv, Format::Json, Format::Text];
+    pub const ALL: [Format; 7] = [
+        Format::Html,
+        Format::Md,
+        Format::MdAxes,
+        Format::Csv,
+        Format::Json,
+        Format::Text,
+        Format::Projection,
+    ];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
@@ -38,6 +50,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Json => "json",
             Format::Text => "text",
+            Format::Projection => "projection",
         }
     }
 
@@ -63,6 +76,12 @@ impl Format {
             Format::Csv => export::csv(&export::rows(runs))?,
             Format::Json => export::json(&export::rows(runs))?,
             Format::Text => crate::terminal::summary(runs),
+            Format::Projection => match runs {
+                [base, placed @ ..] if !placed.is_empty() => crate::cpu::projection(base, placed)?,
+                _ => anyhow::bail!(
+                    "--format projection: give the run the costs come from, then one or more runs with --cpus placements"
+                ),
+            },
         })
     }
 }

@@ -18,6 +18,7 @@ pub mod capacity_question;
 pub mod charts;
 pub mod compare;
 mod connections;
+mod cpu;
 pub(crate) mod dataset;
 mod deployment;
 mod efficiency;

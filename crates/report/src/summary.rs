@@ -8,7 +8,7 @@ use crate::dataset::Dataset;
 use crate::page::page_environment;
 use crate::text::colour;
 use crate::{
-    axes, capacity, connections, deployment, efficiency, equal_load, factorial, headline,
+    axes, capacity, connections, cpu, deployment, efficiency, equal_load, factorial, headline,
     integrity, method, postgres, scenarios,
 };
 
@@ -31,6 +31,8 @@ struct Page {
     capacity: Option<capacity::CapacitySection>,
     efficiency: Vec<efficiency::EfficiencyTable>,
     cpu_bound: Option<efficiency::CpuBound>,
+    cpu: Vec<cpu::CpuTable>,
+    cpu_twins: Vec<crate::verdicts::TwinCalls>,
     axes: Vec<axes::AxisTable>,
     axis_costs: Option<factorial::Section>,
     deployment: Option<deployment::Deployment>,
@@ -83,6 +85,8 @@ pub fn render(runs: &[RunResults]) -> anyhow::Result<String> {
         capacity: capacity::section(&dataset),
         efficiency: dataset.scenarios.iter().map(|s| efficiency::table(&dataset, s)).collect(),
         cpu_bound: efficiency::cpu_bound(&dataset),
+        cpu: dataset.scenarios.iter().map(|s| cpu::table(&dataset, s)).collect(),
+        cpu_twins: cpu::twin_calls(&dataset),
         axes: axes::tables(&dataset),
         axis_costs: factorial::section(&dataset),
         deployment: deployment::section(&dataset),

@@ -138,6 +138,10 @@ pub fn summary(runs: &[RunResults]) -> String {
     let dataset = super::dataset::Dataset::new(runs);
     let tails = super::verdicts::twin_tail_calls(&dataset);
     let capacities = super::capacity::twin_calls(&dataset, super::capacity::families(&dataset));
+    let cpu = super::cpu::twin_calls(&dataset);
+    for line in super::cpu::lines(&dataset) {
+        let _ = writeln!(out, "{line}");
+    }
     for twin in super::verdicts::twin_calls(&dataset) {
         // Its p99 at equal load, judged by the families' shared spread, where it has one.
         let p99 = tails
@@ -152,9 +156,13 @@ pub fn summary(runs: &[RunResults]) -> String {
             .map_or(String::new(), |t| {
                 format!("; its capacity at an objective in {} of {}", t.called, t.compared)
             });
+        let cpu =
+            cpu.iter().find(|t| t.twin == twin.twin && t.compared > 0).map_or(String::new(), |t| {
+                format!("; its CPU per request in {} of {} families", t.called, t.compared)
+            });
         let _ = writeln!(
             out,
-            "twin {} (the same binary and flags as {}): called different in {} of {} cells{p99}{capacity}, about {}% expected by chance",
+            "twin {} (the same binary and flags as {}): called different in {} of {} cells{p99}{capacity}{cpu}, about {}% expected by chance",
             twin.twin,
             twin.stack,
             twin.called,

@@ -329,6 +329,7 @@ mod documentation {
                 failure: Some(String::new()),
                 command_line: vec![],
                 wall_seconds: Some(0.0),
+                resumed_at: vec![String::new()],
             },
             environment,
             databases: vec![DatabaseInfo {

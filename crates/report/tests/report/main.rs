@@ -4,6 +4,7 @@
 mod capacity;
 mod compare;
 mod connections;
+mod cpu;
 mod equal_load;
 mod example;
 mod exports;

@@ -7,7 +7,7 @@ use bookstore_report::render;
 
 /// `fixture()` with a twin of axum-serde-sqlx: its cells, each round off by a percent or
 /// so, as a second process measured in the same rounds would be.
-fn with_twin() -> RunResults {
+pub(super) fn with_twin() -> RunResults {
     let mut run = fixture();
     let mut twin = run.stacks.iter().find(|s| s.name == "axum-serde-sqlx").unwrap().clone();
     twin.name = "axum-serde-sqlx.twin".into();

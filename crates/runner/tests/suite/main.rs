@@ -117,6 +117,7 @@ fn options(output: PathBuf) -> SuiteOptions {
         arrivals: bookstore_client::engine::Arrivals::Constant,
         objectives: vec![],
         placement: None,
+        resume: None,
         command_line: vec!["test".into()],
     }
 }
