@@ -2,7 +2,7 @@
 //! a version the reader knows, every field documented; and the run header every document
 //! of this workspace starts with.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -93,6 +93,18 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 /// pretty-printed) in 1.4 MB, in about 5 s, once at a run's end; level 9 took 0.2 s for
 /// 1.6 MB.
 const ZSTD_LEVEL: i32 = 19;
+
+/// The name of the document `path` without its `.json` or `.json.zst`: its run's id, and
+/// the stem of what goes beside it (`<time>.journal`, the logs in `<time>.logs/`).
+pub fn stem(path: &Path) -> String {
+    let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    name.trim_end_matches(".zst").trim_end_matches(".json").to_owned()
+}
+
+/// `<stem>.<extension>` beside the document `path`.
+pub fn beside(path: &Path, extension: &str) -> PathBuf {
+    path.with_file_name(format!("{}.{extension}", stem(path)))
+}
 
 /// Whether `path` names a compressed document (`….json.zst`).
 pub fn compressed(path: &Path) -> bool {
@@ -185,4 +197,23 @@ pub fn undocumented_fields(document: &impl Serialize, documentation: &str) -> Ve
     let mut found = std::collections::BTreeSet::new();
     keys(&serde_json::to_value(document).expect("a results document serializes"), &mut found);
     found.into_iter().filter(|key| !documentation.contains(&format!("`{key}`"))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's id and the names beside it leave out `.json` and `.json.zst` alike: the
+    /// capacity study of 2026-12-07, the first `.json.zst`, was given the id
+    /// `…-capacity-study.json` and its logs `…-capacity-study.json.logs/`.
+    #[test]
+    fn a_documents_stem_is_its_name_without_json_or_json_zst() {
+        assert_eq!(
+            stem(Path::new("summary/results/2026-12-07T08-09-25Z-capacity-study.json.zst")),
+            "2026-12-07T08-09-25Z-capacity-study"
+        );
+        assert_eq!(stem(Path::new("ab-1.json")), "ab-1");
+        assert_eq!(beside(Path::new("a/2026.json.zst"), "logs"), Path::new("a/2026.logs"));
+        assert_eq!(beside(Path::new("a/2026.json"), "logs"), Path::new("a/2026.logs"));
+    }
 }

@@ -79,9 +79,7 @@ pub struct Journal {
 /// A journal's path beside the results file `results` (`<time>.json.zst` →
 /// `<time>.journal`).
 pub fn beside(results: &Path) -> PathBuf {
-    let name = results.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    let stem = name.trim_end_matches(".zst").trim_end_matches(".json");
-    results.with_file_name(format!("{stem}.journal"))
+    crate::document::beside(results, "journal")
 }
 
 fn line<T: Serialize>(entry: &T) -> std::io::Result<Vec<u8>> {

@@ -53,9 +53,10 @@ impl Harness {
 
     /// The run's id: the results file's stem.
     pub(crate) fn id(&self) -> String {
-        self.output.file_stem().map_or_else(bookstore_record::environment::file_stamp, |s| {
-            s.to_string_lossy().into_owned()
-        })
+        match bookstore_record::document::stem(&self.output) {
+            stem if stem.is_empty() => bookstore_record::environment::file_stamp(),
+            stem => stem,
+        }
     }
 
     /// The command line as the record keeps it.
@@ -66,7 +67,7 @@ impl Harness {
 
     /// Where the parties' logs go: beside the results file.
     pub(crate) fn logs(&self) -> anyhow::Result<PathBuf> {
-        let logs = self.output.with_extension("logs");
+        let logs = bookstore_record::document::beside(&self.output, "logs");
         std::fs::create_dir_all(&logs)?;
         Ok(logs)
     }

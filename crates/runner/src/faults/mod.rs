@@ -122,7 +122,7 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
     if let Some(parent) = options.output.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let logs = options.output.with_extension("logs");
+    let logs = bookstore_record::document::beside(&options.output, "logs");
     std::fs::create_dir_all(&logs)?;
     let started = Instant::now();
     let mut results: Option<FaultsResults> = None;
@@ -171,7 +171,7 @@ fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsR
         &options.workspace,
         database.describe(),
     );
-    let id = options.output.file_stem().and_then(|s| s.to_str()).unwrap_or("faults").to_owned();
+    let id = bookstore_record::document::stem(&options.output);
     let names = |scenarios: &[Scenario]| scenarios.iter().map(|s| s.name().to_owned()).collect();
     FaultsResults {
         schema: SCHEMA.into(),

@@ -40,7 +40,7 @@ impl<'a> Suite<'a> {
         stop: Arc<AtomicBool>,
         client: Option<(placement::TierCpusOf, Vec<usize>)>,
     ) -> anyhow::Result<RunResults> {
-        let logs = options.output.with_extension("logs");
+        let logs = bookstore_record::document::beside(&options.output, "logs");
         std::fs::create_dir_all(&logs)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", logs.display()))?;
         let max_connections = options.database_connections();
