@@ -240,7 +240,7 @@ pub(crate) struct FaultsArgs {
     pub(crate) load: bookstore_record::faults::FaultLoad,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
-    /// The results file [default: summary/results/faults-<UTC time>.json, or soak-… with
+    /// The results file [default: summary/results/faults-<UTC time>.json.zst, or soak-… with
     /// --soak alone].
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,
@@ -527,7 +527,7 @@ pub(crate) struct AbArgs {
     /// Where a throwaway server comes from: `binaries` or `testcontainers`.
     #[arg(long, default_value = "binaries", value_parser = parse_provider)]
     pub(crate) db_provider: bookstore_fixture::Provider,
-    /// The results file [default: summary/results/ab-<UTC time>.json].
+    /// The results file [default: summary/results/ab-<UTC time>.json.zst].
     #[arg(long)]
     pub(crate) output: Option<PathBuf>,
     /// Exit with status 3 when B is slower than A by more than PCT percent and the method

@@ -206,7 +206,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
     let kind = if fault_list.is_empty() { "soak" } else { "faults" };
     let output = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
-            "summary/results/{kind}-{}.json",
+            "summary/results/{kind}-{}.json.zst",
             bookstore_record::environment::file_stamp()
         ))
     });
@@ -462,11 +462,12 @@ fn add_per_stack<T: Ord + Copy>(
 pub(crate) fn compact(files: &[PathBuf], replace: bool) -> anyhow::Result<()> {
     for file in files {
         let before = std::fs::metadata(file)?.len();
+        // Read before writing: a `.json.zst` is written again in its own place.
+        let original: serde_json::Value =
+            serde_json::from_slice(&bookstore_record::document::read_bytes(file)?)?;
         let written = bookstore_record::results::compact(file)?;
         let after = std::fs::metadata(&written)?.len();
         // It must read back as the document it was.
-        let original: serde_json::Value =
-            serde_json::from_slice(&bookstore_record::document::read_bytes(file)?)?;
         let again: serde_json::Value =
             serde_json::from_slice(&bookstore_record::document::read_bytes(&written)?)?;
         anyhow::ensure!(
@@ -520,7 +521,7 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
         Some(journal) => bookstore_runner::ab::resumed_output(journal)?,
         None => args.output.clone().unwrap_or_else(|| {
             PathBuf::from(format!(
-                "summary/results/ab-{}.json",
+                "summary/results/ab-{}.json.zst",
                 bookstore_record::environment::file_stamp()
             ))
         }),

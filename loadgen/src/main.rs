@@ -262,12 +262,14 @@ mod tests {
     }
 
     #[test]
-    fn every_study_parses_as_a_suite_at_both_scales() {
+    fn every_study_parses_as_its_command_at_both_scales() {
         for found in study::STUDIES {
             for scale in [study::Scale::Full, study::Scale::Tiny] {
                 for design in (found.plan)(scale).designs {
-                    let argv =
-                        ["loadgen", "suite"].map(String::from).into_iter().chain(design.flags);
+                    let argv = ["loadgen", design.command]
+                        .map(String::from)
+                        .into_iter()
+                        .chain(design.flags);
                     let parsed = Cli::try_parse_from(argv);
                     assert!(
                         parsed.is_ok(),

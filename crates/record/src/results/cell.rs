@@ -88,8 +88,8 @@ pub struct Cell {
     pub latency_ok_us: Option<LatencySummary>,
     /// Latency of refusals in the window.
     pub latency_rejected_us: Option<LatencySummary>,
-    /// The successes' HDR histogram (µs), V2, base64 (files before schema 14: V2 +
-    /// deflate); empty when none.
+    /// The successes' HDR histogram (µs), V2 in hex (files before schema 15: base64, before
+    /// 14 of V2 + deflate); empty when none.
     pub histogram_ok: String,
     /// The refusals' HDR histogram (µs), as `histogram_ok`; empty when none.
     pub histogram_rejected: String,
@@ -499,26 +499,30 @@ impl Cell {
     }
 }
 
-/// `histogram` as base64 of its V2 encoding; empty when it has no samples. Not deflated:
-/// a results file is compressed as a whole (`.json.zst`), which finds what the windows'
-/// histograms share, as deflating each alone cannot (the default run of 2026-12-06: 1.60 MB
-/// compressed with its histograms deflated, 1.42 MB with them plain).
+/// `histogram` as hex of its V2 encoding; empty when it has no samples. Neither deflated
+/// nor base64: a results file is compressed as a whole (`.json.zst`), which finds what the
+/// windows' histograms share when each byte stays whole in the text. The default run
+/// `2026-12-06T08-36-39Z` compressed: 1.54 MB with its histograms base64, 1.43 MB in hex.
 pub fn encode_histogram(histogram: &Histogram<u64>) -> String {
     if histogram.is_empty() {
         return String::new();
     }
     let mut bytes = Vec::new();
     V2Serializer::new().serialize(histogram, &mut bytes).expect("serializing to memory");
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    hex::encode(bytes)
 }
 
-/// The histogram of [`encode_histogram`]'s text.
+/// The histogram of [`encode_histogram`]'s text, or of an older file's base64 (a V2
+/// cookie in base64 begins `HIST`, which is not hex).
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
     if text.is_empty() {
         return Histogram::new(3).map_err(|e| e.to_string());
     }
-    let bytes =
-        base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?;
+    let bytes = if text.starts_with("HIST") {
+        base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?
+    } else {
+        hex::decode(text).map_err(|e| e.to_string())?
+    };
     Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| e.to_string())
 }
 
@@ -539,6 +543,29 @@ mod tests {
         }
         assert_eq!(encode_histogram(&Histogram::<u64>::new(3).unwrap()), "");
         assert!(decode_histogram("").unwrap().is_empty());
+    }
+
+    /// A version 14 file's base64 and an older one's deflated V2 read as the hex does.
+    #[test]
+    fn older_files_histograms_read_the_same() {
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for value in [3, 480, 480, 7_001, 2_500_000] {
+            histogram.record(value).unwrap();
+        }
+        let mut plain = Vec::new();
+        V2Serializer::new().serialize(&histogram, &mut plain).unwrap();
+        let mut deflated = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(&histogram, &mut deflated)
+            .unwrap();
+        let hex = encode_histogram(&histogram);
+        assert!(hex.bytes().all(|b| b.is_ascii_hexdigit()), "{hex}");
+        for bytes in [plain, deflated] {
+            let base64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+            assert!(base64.starts_with("HIST"), "{base64}");
+            let older = decode_histogram(&base64).unwrap();
+            assert_eq!(older, decode_histogram(&hex).unwrap());
+        }
     }
 }
 

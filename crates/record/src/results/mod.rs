@@ -4,7 +4,7 @@
 //! as a whole (`<time>.json.zst`), at its end; while it runs, each window is appended to its
 //! journal ([`crate::journal`]), so a crash keeps what was measured and `--resume` goes on
 //! from it. Units are in the field names (`_rps`, `_us`, `_seconds`, `_bytes`). Latency
-//! histograms are stored whole (HDR V2, base64) so runs can be merged and re-percentiled
+//! histograms are stored whole (HDR V2, hex) so runs can be merged and re-percentiled
 //! later.
 //!
 //! `schema_version` changes whenever a field changes meaning or disappears; readers refuse
@@ -47,8 +47,9 @@ pub const HTTP_CELL_SCHEMA: &str = "bookstore-bench/http-cell";
 /// fixed-load phase's own window (`settings.fixed_load_window_seconds`; an older file's
 /// fixed-load windows were `window_seconds` long), 13 since the tail question, 14 since a
 /// file may be compressed as a whole (`.json.zst`), its histograms V2 without deflate
-/// (either reads as before), with `run.resumed_at`.
-pub const SCHEMA_VERSION: u32 = 14;
+/// (either reads as before), with `run.resumed_at`, 15 since the histograms are hex, not
+/// base64 (either reads).
+pub const SCHEMA_VERSION: u32 = 15;
 /// The oldest version this one reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 
@@ -425,7 +426,7 @@ impl RunResults {
 }
 
 /// Writes the document at `path` (any of this workspace's, any version) again as
-/// `path.zst`, compressed, every histogram in it plain V2 (`loadgen compact`): the same
+/// `path.zst`, compressed, every histogram in it V2 in hex (`loadgen compact`): the same
 /// document field for field, each histogram holding the same counts; returns the new path.
 pub fn compact(path: &Path) -> anyhow::Result<std::path::PathBuf> {
     fn replain(value: &mut serde_json::Value) -> anyhow::Result<()> {

@@ -181,3 +181,33 @@ fn a_preset_beside_its_triple_gets_the_binary_check_without_a_grid() {
     let markdown = bookstore_report::export::markdown(&[run]);
     assert!(markdown.contains("| axum+serde_json+sqlx ÷ axum-serde-sqlx |"), "{markdown}");
 }
+
+/// `loadgen compact`'s promise: a file written again compressed (and compacted a second
+/// time, in its own place) renders in every format exactly as the original.
+#[test]
+fn a_compacted_file_renders_in_every_format_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("run.json");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-rounds3.json"),
+        &plain,
+    )
+    .unwrap();
+    let compacted = bookstore_record::results::compact(&plain).unwrap();
+    assert_eq!(compacted, dir.path().join("run.json.zst"));
+    assert!(
+        std::fs::metadata(&compacted).unwrap().len() < std::fs::metadata(&plain).unwrap().len()
+    );
+    let again = bookstore_record::results::compact(&compacted).unwrap();
+    assert_eq!(again, compacted, "a .json.zst is written again in its own place");
+    let original = RunResults::read(&plain).unwrap();
+    let read = RunResults::read(&compacted).unwrap();
+    for format in bookstore_report::Format::ALL {
+        // A projection sets a run against a base: the run against itself.
+        let copies = if format == bookstore_report::Format::Projection { 2 } else { 1 };
+        let runs = |run: &RunResults| vec![run.clone(); copies];
+        let before = format.render(&runs(&original)).unwrap();
+        let after = format.render(&runs(&read)).unwrap();
+        assert!(before == after, "{format:?} renders the compacted file otherwise");
+    }
+}

@@ -340,8 +340,7 @@ pub(crate) fn new_results(
         &options.workspace,
         database.describe(),
     );
-    let name = options.output.file_name().and_then(|s| s.to_str()).unwrap_or("run");
-    let id = name.trim_end_matches(".zst").trim_end_matches(".json").to_owned();
+    let id = bookstore_record::document::stem(&options.output);
     let shards: Vec<ShardInfo> = options
         .shard
         .iter()
