@@ -252,10 +252,14 @@ pub(crate) fn lines(dataset: &Dataset<'_>) -> Vec<String> {
 }
 
 /// The CPUs of each tier of `run` (`--cpus`): groups of tiers pinned to the same CPUs,
-/// each with how many CPUs it has.
+/// each with how many CPUs it has; without a placement, the three share every CPU.
 fn groups(run: &RunResults) -> Vec<(Vec<&'static str>, usize)> {
+    let tiers = [("server", "server"), ("db", "PostgreSQL"), ("client", "client")];
+    if run.settings.cpu_placement.is_empty() {
+        return vec![(tiers.map(|(_, name)| name).to_vec(), run.environment.cpu_count)];
+    }
     let mut groups: Vec<(Vec<&'static str>, Vec<usize>)> = Vec::new();
-    for (tier, name) in [("server", "server"), ("db", "PostgreSQL"), ("client", "client")] {
+    for (tier, name) in tiers {
         let Some(placed) = run.settings.cpu_placement.iter().find(|t| t.tier == tier) else {
             continue;
         };
@@ -270,7 +274,8 @@ fn groups(run: &RunResults) -> Vec<(Vec<&'static str>, usize)> {
 /// `--format projection`: for each stack and scenario of the `placed` runs, the rate the
 /// model projects from `base`'s CPU per request at saturation — each group of processes
 /// sharing CPUs can serve at most its CPUs ÷ the sum of their µs per request; the rate is
-/// the lowest group's — beside the rate the placed run measured, and the model's error.
+/// the lowest group's — beside the rate the placed run measured, and the model's error. A
+/// run without `--cpus` is one group, every process on every CPU.
 pub(crate) fn projection(base: &RunResults, placed: &[RunResults]) -> anyhow::Result<String> {
     use std::fmt::Write;
     let runs = std::slice::from_ref(base);
@@ -279,9 +284,14 @@ pub(crate) fn projection(base: &RunResults, placed: &[RunResults]) -> anyhow::Re
         "**Projected from CPU per request** (`{}`, its saturation windows) **against measured** (median goodput)\n\n| placement | stack | scenario | c | projected req/s | bound by | measured req/s | measured ÷ projected |\n|---|---|---|---|---|---|---|---|\n",
         base.run.id
     );
+    let mut unprojected: Vec<String> = Vec::new();
     for run in placed {
         let groups = groups(run);
-        anyhow::ensure!(!groups.is_empty(), "{}: no --cpus placement recorded", run.run.id);
+        anyhow::ensure!(
+            groups.iter().all(|(_, cpus)| *cpus > 0),
+            "{}: no CPUs recorded for its processes",
+            run.run.id
+        );
         let placement: Vec<String> = groups
             .iter()
             .map(|(names, cpus)| {
@@ -315,6 +325,10 @@ pub(crate) fn projection(base: &RunResults, placed: &[RunResults]) -> anyhow::Re
                     let Some((projected, by)) =
                         bounds.and_then(|b| b.into_iter().min_by(|x, y| x.0.total_cmp(&y.0)))
                     else {
+                        let name = format!("{stack} {scenario} c={concurrency}");
+                        if !unprojected.contains(&name) {
+                            unprojected.push(name);
+                        }
                         continue;
                     };
                     let _ = writeln!(
@@ -326,6 +340,15 @@ pub(crate) fn projection(base: &RunResults, placed: &[RunResults]) -> anyhow::Re
                 }
             }
         }
+    }
+    if !unprojected.is_empty() {
+        // smallJson, say: PostgreSQL does no work there, so it has no cost to sum.
+        let _ = write!(
+            out,
+            "\nNot projected, a process's CPU per request not measured in `{}`: {}.\n",
+            base.run.id,
+            unprojected.join(", ")
+        );
     }
     Ok(out)
 }

@@ -79,7 +79,7 @@ impl Format {
             Format::Projection => match runs {
                 [base, placed @ ..] if !placed.is_empty() => crate::cpu::projection(base, placed)?,
                 _ => anyhow::bail!(
-                    "--format projection: give the run the costs come from, then one or more runs with --cpus placements"
+                    "--format projection: give the run the costs come from, then one or more runs to set against it (with --cpus placements, or without: every process on every CPU)"
                 ),
             },
         })

@@ -152,8 +152,18 @@ fn the_projection_is_each_groups_cpus_over_its_processes_summed_cost_beside_the_
     );
     assert!(table.contains(&line), "{line} in {table}");
 
-    let error = Format::Projection.render(&[base.clone(), base.clone()]).unwrap_err();
-    assert!(error.to_string().contains("no --cpus placement recorded"), "{error}");
+    // A run without --cpus: every process on every CPU, one group.
+    let table = Format::Projection.render(&[base.clone(), base.clone()]).unwrap();
+    let cpus = base.environment.cpu_count;
+    let shared = format!(
+        "| server + PostgreSQL + client on {cpus} CPUs | axum-serde-sqlx | bookById | 8 | {:.0} |",
+        cpus as f64 * 1e6 / (server + rest)
+    );
+    assert!(table.contains(&shared), "{shared} in {table}");
+    // health has no PostgreSQL cost to sum: named as left out, not dropped in silence.
+    let left_out = table.lines().find(|l| l.starts_with("Not projected")).expect(&table);
+    assert!(left_out.contains("axum-serde-sqlx health c=8"), "{left_out}");
+    assert!(!left_out.contains("bookById"), "{left_out}");
     let error = Format::Projection.render(&[base]).unwrap_err();
-    assert!(error.to_string().contains("one or more runs with --cpus placements"), "{error}");
+    assert!(error.to_string().contains("then one or more runs to set against it"), "{error}");
 }
