@@ -37,6 +37,7 @@ has the figures of the kept runs.)
 """
 
 import json
+import subprocess
 import math
 import statistics
 import sys
@@ -94,6 +95,10 @@ def main(paths):
     # Each file read once: a default run's file is over a megabyte of histograms.
     runs = []
     for path in paths:
+        if path.endswith(".zst"):  # compressed results: zstd from Debian's package
+            text = subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
+            runs.append((path, json.loads(text)))
+            continue
         with open(path) as f:
             runs.append((path, json.load(f)))
     by_scenario, by_concurrency = defaultdict(list), defaultdict(list)

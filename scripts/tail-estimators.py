@@ -18,6 +18,7 @@ Usage: scripts/tail-estimators.py summary/results/<run>.json [...]
 """
 
 import json
+import subprocess
 import math
 import statistics
 import sys
@@ -57,8 +58,12 @@ def twin_cells(results):
 def main(paths):
     estimates = defaultdict(list)
     for path in paths:
-        with open(path) as f:
-            results = json.load(f)
+        if path.endswith(".zst"):  # compressed results: zstd from Debian's package
+            out = subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
+            results = json.loads(out)
+        else:
+            with open(path) as f:
+                results = json.load(f)
         for stack, twin in twin_cells(results):
             logs = [math.log(t["latency_ok_us"]["p99_us"] / s["latency_ok_us"]["p99_us"])
                     for s, t in zip(stack, twin)]

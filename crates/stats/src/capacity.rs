@@ -28,9 +28,9 @@
 use serde::{Deserialize, Serialize};
 
 /// The spread of ln capacity between two processes of one binary, each keeping a capacity
-/// of its own: the nine twin comparisons of the kept capacity studies, one process per
+/// of its own: the nine twin comparisons of the first capacity studies, one process per
 /// party for the whole study, gave log ratios spread by about 0.20
-/// (`summary/results/2026-12-04T21-10-38Z-capacity-study.json`,
+/// (`2713e02:summary/results/2026-12-04T21-10-38Z-capacity-study.json`,
 /// `…2026-12-06T01-38-18Z-capacity-study.json`), thirteen times a rate's
 /// ([`crate::PROCESS_SD`]). A comparison that starts each party once (the suite's `--slo`)
 /// is widened by it; one that restarts them (`loadgen ab --slo`, the capacity study)

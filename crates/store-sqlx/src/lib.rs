@@ -18,8 +18,8 @@
 //! lost connection is replaced by the next request that needs one, whose retries stop at its
 //! acquire timeout (backoff at most a fifth of it), so the pool is full again within moments
 //! of PostgreSQL's return: the faults tier's outage test checks it, and `loadgen faults`
-//! measures it (`recovery_ms` of the `postgres-restart` fault, kept in
-//! `summary/results/faults-2026-12-02T02-55-22Z.json`). While PostgreSQL is up, both keep
+//! measures it (`recovery_ms` of the `postgres-restart` fault, in
+//! `2713e02:summary/results/faults-2026-12-02T02-55-22Z.json`). While PostgreSQL is up, both keep
 //! the same connections open.
 //!
 //! **A lost connection makes the idle ones suspect.** Without a ping on acquire, every

@@ -16,8 +16,8 @@ use tokio::sync::Notify;
 
 /// The least the drain waits for answers after the window, when the run has seen only fast
 /// ones (a silent server: none). The rest follows the run itself: the slowest answers of
-/// the kept default runs are `aggregateReport`'s at 256 connections, 1.4–1.7 s
-/// (`latency_ok_us.max_us` in `summary/results/2026-12-04T01-00-58Z-sequential-*.json`),
+/// the default runs then were `aggregateReport`'s at 256 connections, 1.4–1.7 s
+/// (`latency_ok_us.max_us` in `2713e02:summary/results/2026-12-04T01-00-58Z-sequential-*.json`),
 /// and such a run waits twice that.
 pub const DRAIN_GRACE_MIN: Duration = Duration::from_secs(1);
 

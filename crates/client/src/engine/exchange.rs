@@ -68,8 +68,8 @@ pub trait Workload: Send + Sync + 'static {
 /// How long after an open loop's window its requests due in the window still count as
 /// answered in time ([`super::stats::OpenCounts::in_time`]), and may still be sent: a tenth of the
 /// window, at least 50 ms — long enough for any answer of a server that keeps up (its p99 at
-/// equal load: `stacks[].equal_load[].latency_ok_us` in the kept
-/// `summary/results/2026-12-01T18-45-30Z.json`), short against the backlog of one that does
+/// equal load: `stacks[].equal_load[].latency_ok_us` in the run
+/// `2713e02:summary/results/2026-12-01T18-45-30Z.json`), short against the backlog of one that does
 /// not.
 pub fn open_loop_grace(window: Duration) -> Duration {
     (window / 10).max(Duration::from_millis(50))

@@ -4,7 +4,7 @@
 //! 10.2 ms goes out at 11 ms: an open loop on it is up to a millisecond late on every
 //! request, and since latency counts from the intended send, that millisecond lands in
 //! every figure — more than a fast stack's whole answer (the responder's, `ceilings.http[]`
-//! `latency_ok_us` in the kept `summary/results/2026-12-01T18-45-30Z.json`). A Linux
+//! `latency_ok_us` in the run `2713e02:summary/results/2026-12-01T18-45-30Z.json`). A Linux
 //! timerfd armed for the exact remaining time and polled through the runtime's own epoll
 //! wakes the thread on time instead; what lateness is left is the client's own — a busy
 //! thread, and the wake-up itself, which the thread's timer slack does not shorten — and

@@ -60,8 +60,8 @@ impl Arrivals {
 /// When the warm-up and the window end by what was answered, not only by the clock: the
 /// rule that keeps a short window meaningful for slow requests (a request cycle of a closed
 /// loop is `connections / rate`, which for the slowest scenario at 256 connections can be
-/// as long as a whole short window: `aggregateReport` in the kept
-/// `summary/results/2026-12-01T18-45-30Z.json`).
+/// as long as a whole short window: `aggregateReport` in the run
+/// `2713e02:summary/results/2026-12-01T18-45-30Z.json`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settle {
     /// The warm-up lasts at least [`LoadPlan::warmup`] and until every connection has had an

@@ -21,7 +21,7 @@ pub const IN_FLIGHT_FLOOR: f64 = 0.90;
 pub const SATURATION_SHARE: f64 = 0.99;
 /// An open loop's client lateness up to this, at its 99th percentile, is ordinary on a
 /// shared machine (a wake-up, a moment without a core: the median window of the default
-/// run `summary/results/2026-12-01T17-32-30Z.json` had 0.9 ms) and never makes a window
+/// run `2713e02:summary/results/2026-12-01T17-32-30Z.json` had 0.9 ms) and never makes a window
 /// client-limited.
 pub const CLIENT_LAG_FLOOR_US: u64 = 1_000;
 /// Above the floor, a window is client-limited when its client's 99th-percentile lateness

@@ -115,7 +115,7 @@ pub fn saturation(cell: &Cell) -> Option<&Warning> {
 
 /// The largest share of a party's fixed-load windows that may be saturated with its p99
 /// still ranked. A stall now and then at a rate it carries is part of its tail, which a
-/// tail question of tens of rounds meets (`summary/results/2026-12-06T15-21-52Z-tail-question.json`:
+/// tail question of tens of rounds meets (`2713e02:summary/results/2026-12-06T15-21-52Z-tail-question.json`:
 /// 1–3 of 48 and 96 windows, where one would have unranked the party); more often than
 /// this, it could not carry the rate and its latency is a growing queue's. With the default
 /// run's three rounds, one saturated window is already too many.

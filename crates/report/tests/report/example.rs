@@ -129,7 +129,7 @@ fn a_tail_question_that_ended_short_of_its_width_does_not_say_what_a_default_run
     // The earlier kept question: its budget ended two scenarios at 48 rounds, wider than 2×.
     // What 2× would take against a default run's three rounds is not its measure; it printed
     // "… against 3.0 s in this run" for 48 rounds once.
-    let file = "summary/results/2026-12-06T15-37-56Z-tail-question.json";
+    let file = "summary/results/2026-12-06T15-37-56Z-tail-question.json.zst";
     let run = RunResults::read(&root().join(file)).unwrap();
     let page = render(std::slice::from_ref(&run)).unwrap();
     assert!(page.contains("bookById 48 rounds (widest 2.30×)"));

@@ -181,7 +181,7 @@ impl Suite<'_> {
 }
 
 /// How much longer than the windows so far the windows owed are taken to be. The suite runs
-/// its cheap scenarios first: in the kept run `summary/results/2026-12-03-default-with-twin.json`
+/// its cheap scenarios first: in the run `2713e02:summary/results/2026-12-03-default-with-twin.json`
 /// a stack's warm-up and window took 0.71–0.74 s in the first four scenarios, 0.81 s over
 /// the run, 1.73 s in aggregateReport. Too little here starves the last scenarios; too much only
 /// hands the last one what the others left.

@@ -94,7 +94,7 @@ const SPARE_CONNECTIONS: u32 = 40;
 
 /// The longest a settled warm-up lasts: several request cycles of the slowest scenario at
 /// the highest default concurrency (a cycle is `concurrency / rate`, computable from any
-/// kept default run, e.g. `summary/results/2026-12-01T22-35-54Z.json`).
+/// default run, e.g. `2713e02:summary/results/2026-12-01T22-35-54Z.json`).
 pub const WARMUP_MAX: Duration = Duration::from_secs(5);
 /// The longest a settled window lasts, in multiples of `--duration`.
 pub const WINDOW_MAX_FACTOR: u32 = 4;

@@ -3,8 +3,8 @@
 //! pair of processes every block, one ladder each, their rungs interleaved, each process's
 //! capacity its own.
 //!
-//! What is simulated is what the kept capacity studies measured
-//! (`summary/results/2026-12-04T21-10-38Z-capacity-study.json`,
+//! What is simulated is what the first capacity studies measured
+//! (`2713e02:summary/results/2026-12-04T21-10-38Z-capacity-study.json`,
 //! `…2026-12-06T01-38-18Z-capacity-study.json`, 0.5 s windows, the rungs whose median p99
 //! was between 3 and 30 ms):
 //! - a window's ln p99 scatters about its rung's median with a robust spread of 0.26 and a

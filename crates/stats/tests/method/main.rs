@@ -14,8 +14,8 @@ use bookstore_stats::{
     min_detectable_ratio,
 };
 
-/// The standard deviation across rounds of a pair's log ratio, measured on the kept
-/// repeat-3 run of the earlier suite, `summary/results/2026-11-30T13-07-55Z.json` (3 s
+/// The standard deviation across rounds of a pair's log ratio, measured on the
+/// repeat-3 run of the earlier suite, `2713e02:summary/results/2026-11-30T13-07-55Z.json` (3 s
 /// windows, rounds minutes apart): the noisiest design this method has to work with. The
 /// default design measures less (docs/method.md, "How verdicts are made").
 const PAIR_SD: f64 = 0.13;

@@ -8,8 +8,8 @@ use bookstore_stats::{FALSE_DISCOVERY_RATE, Group, Verdict};
 
 use super::{Normal, rounds};
 
-/// The median per-round spread of a pair's log p99 ratio at equal load in the kept default
-/// run `summary/results/2026-12-03-sequential-default-1.json` (0.5 s windows).
+/// The median per-round spread of a pair's log p99 ratio at equal load in the default
+/// run `2713e02:summary/results/2026-12-03-sequential-default-1.json` (0.5 s windows).
 const P99_PAIR_SD: f64 = 0.63;
 const MEMBERS: usize = 6;
 const ROUNDS: usize = 3;
@@ -94,7 +94,7 @@ mod rates {
     use bookstore_stats::{PROCESS_SD, Residual, Samples, judge_one};
 
     /// The default run's median per-round spread of a pair's log rate ratio
-    /// (`summary/results/2026-12-06T08-36-39Z.json`, 0.2 s windows).
+    /// (`summary/results/2026-12-06T08-36-39Z.json.zst`, 0.2 s windows).
     const RATE_PAIR_SD: f64 = 0.09;
 
     /// A family of `MEMBERS` (the last the first's twin), `rounds` rounds, all equal in

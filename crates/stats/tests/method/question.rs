@@ -8,7 +8,7 @@ use bookstore_stats::{PROCESS_SD, Verdict};
 use super::Normal;
 
 /// The spread of one ABBA round's log ratio: two pairs of 0.2 s windows, each pair's spread
-/// the default run's (0.09, `summary/results/2026-12-06T08-36-39Z.json`), averaged.
+/// the default run's (0.09, `summary/results/2026-12-06T08-36-39Z.json.zst`), averaged.
 const ROUND_SD: f64 = 0.065;
 /// Rounds per block: `loadgen ab`'s default.
 const ROUNDS_PER_BLOCK: usize = 4;
