@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job (see README): builds the release binaries a run starts and runs the whole suite — five
 # stacks × twelve scenarios × concurrency 128 and 256, plus the HTTP and database ceilings —
-# on a throwaway PostgreSQL, then writes summary/results/<time>.json and
+# on a throwaway PostgreSQL, then writes summary/results/<time>.json.zst and
 # summary/five-stack-summary.html. Arguments go to `loadgen suite` (see its --help), e.g.
 #   scripts/bench.sh --quick                      # short windows, a few minutes
 #   scripts/bench.sh --stacks axum-serde-sqlx,hyper-sonic-sqlx --repeat 3

@@ -178,7 +178,8 @@ SUMMARY_DIR=$work/summary LOADGEN_UID=65534 LOADGEN_GID=65534 \
     suite --compose=network --bin-dir /usr/local/bin --quick \
     --scenarios bookById,bookList,checkoutCreate --concurrency 64 2>&1 | tail -n 25 >&2 \
     || die "the loadgen service's suite failed (exit ${PIPESTATUS[0]})"
-results=$(find "$work/summary/results" -name '*.json' 2>/dev/null | head -n 1 || true)
+# The suite writes .json.zst by default (summary/README.md); a plain .json counts too.
+results=$(find "$work/summary/results" \( -name '*.json.zst' -o -name '*.json' \) 2>/dev/null | head -n 1 || true)
 [ -n "$results" ] || die "no results file in summary/results"
 [ -s "$work/summary/five-stack-summary.html" ] || die "no summary page"
 [ "$(stat -c %u "$results")" = 65534 ] || die "the results file is owned by uid $(stat -c %u "$results"), not the user given"
