@@ -241,9 +241,14 @@ pub(crate) struct FaultsArgs {
     #[command(flatten)]
     pub(crate) servers: ServerFlags,
     /// The results file [default: summary/results/faults-<UTC time>.json.zst, or soak-… with
-    /// --soak alone].
-    #[arg(long)]
+    /// --soak alone]; each stack's record goes to its journal beside it as the stack ends.
+    #[arg(long, conflicts_with = "resume")]
     pub(crate) output: Option<PathBuf>,
+    /// Go on with the run of this journal, killed or stopped part way: only the stacks it
+    /// lacks are measured (the same command; another build, machine or setting is refused,
+    /// exit status 2).
+    #[arg(long, value_name = "JOURNAL", conflicts_with = "from")]
+    pub(crate) resume: Option<PathBuf>,
     /// Render these faults results files instead of running (a stack's faults from the last
     /// file that has them, its soak likewise).
     #[arg(long, num_args = 1.., value_name = "FILE")]
@@ -451,9 +456,15 @@ pub(crate) struct StudyArgs {
     #[arg(long)]
     pub(crate) packages: bool,
     /// The results file of a study of one design [default: summary/results/<UTC
-    /// time>-NAME-study.json].
-    #[arg(long)]
+    /// time>-NAME-study.json.zst].
+    #[arg(long, conflicts_with = "resume")]
     pub(crate) output: Option<PathBuf>,
+    /// Go on with the study of this journal, killed or stopped part way: the run it is of
+    /// goes on (as `loadgen suite --resume` or `loadgen ab --resume`), the runs before it
+    /// stay as they were, the ones after it are run. The same command, or it is refused
+    /// with exit status 2.
+    #[arg(long, value_name = "JOURNAL")]
+    pub(crate) resume: Option<PathBuf>,
     /// Its page [default: summary/NAME-study.html].
     #[arg(long)]
     pub(crate) report: Option<PathBuf>,
@@ -511,9 +522,10 @@ pub(crate) struct AbArgs {
     /// its twin): the capacity study's form. The parties are then named by their stacks.
     #[arg(long, value_name = "SIDE", requires = "slo")]
     pub(crate) also: Vec<String>,
-    /// With --slo: go on with the question of this journal, killed or stopped part way
-    /// (the same command; another build, machine or setting is refused, exit status 2).
-    #[arg(long, value_name = "JOURNAL", requires = "slo", conflicts_with = "output")]
+    /// Go on with the question of this journal, killed or stopped part way: only the blocks
+    /// it lacks are measured (the same command; another build, machine or setting is
+    /// refused, exit status 2).
+    #[arg(long, value_name = "JOURNAL", conflicts_with = "output")]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) servers: ServerFlags,

@@ -141,13 +141,9 @@ pub(crate) fn suite(args: SuiteArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this cell's drain; results so far are kept",
     );
-    let results = match bookstore_runner::suite::run(&options, stop) {
+    let results = match unless_refused(bookstore_runner::suite::run(&options, stop))? {
         Ok(results) => results,
-        Err(error) if error.downcast_ref::<bookstore_runner::suite::ResumeRefused>().is_some() => {
-            eprintln!("loadgen: {error}");
-            return Ok(2);
-        }
-        Err(error) => return Err(error),
+        Err(code) => return Ok(code),
     };
     report(std::slice::from_ref(&output), &args.report)?;
     eprint!("{}", bookstore_report::terminal::summary(std::slice::from_ref(&results)));
@@ -204,12 +200,15 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
             .map_err(anyhow::Error::msg)?,
     };
     let kind = if fault_list.is_empty() { "soak" } else { "faults" };
-    let output = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "summary/results/{kind}-{}.json.zst",
-            bookstore_record::environment::file_stamp()
-        ))
-    });
+    let output = match &args.resume {
+        Some(journal) => bookstore_runner::faults::resumed_output(journal)?,
+        None => args.output.clone().unwrap_or_else(|| {
+            PathBuf::from(format!(
+                "summary/results/{kind}-{}.json.zst",
+                bookstore_record::environment::file_stamp()
+            ))
+        }),
+    };
     let options = FaultsOptions {
         build: bookstore_record::build_identity!(),
         stacks,
@@ -222,6 +221,7 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         output: output.clone(),
         command_line: std::env::args().collect(),
         front: None,
+        resume: args.resume.clone(),
     };
     for stack in &options.stacks {
         let binary = options.bin_dir.join(stack.binary);
@@ -237,7 +237,10 @@ pub(crate) fn faults(args: FaultsArgs) -> anyhow::Result<u8> {
         "loadgen",
         "stopping after this stack; results so far are kept",
     );
-    let results = bookstore_runner::faults::run(&options, stop)?;
+    let results = match unless_refused(bookstore_runner::faults::run(&options, stop))? {
+        Ok(results) => results,
+        Err(code) => return Ok(code),
+    };
     let page = report::render(std::slice::from_ref(&results))?;
     bookstore_runner::console::write_output(&args.report, &page)?;
     eprint!("{}", report::markdown(std::slice::from_ref(&results)));
@@ -572,15 +575,9 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
                 harness,
                 resume: args.resume.clone(),
             };
-            let results = match bookstore_runner::ab::capacity(&options) {
+            let results = match unless_refused(bookstore_runner::ab::capacity(&options))? {
                 Ok(results) => results,
-                Err(error)
-                    if error.downcast_ref::<bookstore_runner::suite::ResumeRefused>().is_some() =>
-                {
-                    eprintln!("loadgen: {error}");
-                    return Ok(2);
-                }
-                Err(error) => return Err(error),
+                Err(code) => return Ok(code),
             };
             print!("{}", bookstore_report::capacity_question::text(&results));
             let page =
@@ -590,9 +587,18 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
             (page, lower, results.ended_by == "interrupted")
         }
         None => {
-            let options =
-                AbOptions { sides: [a, b], request, path, settings: settings.clone(), harness };
-            let results = bookstore_runner::ab::run(&options)?;
+            let options = AbOptions {
+                sides: [a, b],
+                request,
+                path,
+                settings: settings.clone(),
+                harness,
+                resume: args.resume.clone(),
+            };
+            let results = match unless_refused(bookstore_runner::ab::run(&options))? {
+                Ok(results) => results,
+                Err(code) => return Ok(code),
+            };
             print!("{}", bookstore_report::ab::text(&results));
             let page = args.report.as_ref().map(|_| bookstore_report::ab::html(&results));
             let rate = results.rate.as_ref();
@@ -610,6 +616,18 @@ pub(crate) fn ab(args: AbArgs) -> anyhow::Result<u8> {
     }
     let regressed = |pct: f64| lower.is_some_and(|ratio| ratio < 1.0 - pct / 100.0);
     Ok(if args.fail_on_regression.is_some_and(regressed) { 3 } else { 0 })
+}
+
+/// A run's outcome, or, for a resume refused (the journal is of another run), its one line
+/// said and exit status 2.
+fn unless_refused<T>(outcome: anyhow::Result<T>) -> anyhow::Result<Result<T, u8>> {
+    match outcome {
+        Err(error) if error.downcast_ref::<bookstore_runner::suite::ResumeRefused>().is_some() => {
+            eprintln!("loadgen: {error}");
+            Ok(Err(2))
+        }
+        outcome => outcome.map(Ok),
+    }
 }
 
 /// The parties of a capacity question, labelled: A, B, … — or, `by_name`, each by its

@@ -165,28 +165,52 @@ fn run_study(args: &StudyArgs) -> anyhow::Result<u8> {
         "--output and --report name the one run of a study of one design; {name} runs several"
     );
     let runs = if single { 1 } else { args.runs };
-    let stamp = bookstore_record::environment::file_stamp();
+    // Resumed, the study goes on where its journal's run is: the runs before it kept.
+    let (stamp, from) = match &args.resume {
+        None => (bookstore_record::environment::file_stamp(), (1, 0)),
+        Some(journal) => match study::locate(journal, name, &plan.designs, runs) {
+            Ok((stamp, run, design)) => (stamp, (run, design)),
+            Err(why) => {
+                eprintln!("loadgen: --resume {}: {why}", journal.display());
+                return Ok(2);
+            }
+        },
+    };
     let mut kept = Vec::new();
     for run in 1..=runs {
-        for design in &plan.designs {
+        for (index, design) in plan.designs.iter().enumerate() {
             let mut files = study::files(&stamp, name, &design.name, run);
             files.results = args.output.clone().unwrap_or(files.results);
             files.page = args.report.clone().unwrap_or(files.page);
-            let mut argv: Vec<std::ffi::OsString> =
-                ["loadgen", design.command, "--bin-dir"].map(Into::into).into();
-            argv.push(args.bin_dir.clone().into());
-            argv.extend(design.flags.iter().chain(&args.suite).map(Into::into));
-            argv.extend([
-                "--output".into(),
-                files.results.clone().into(),
-                "--report".into(),
-                files.page.clone().into(),
-            ]);
             let what = if design.name.is_empty() {
                 name.to_owned()
             } else {
                 format!("{name}, {} run {run}", design.name)
             };
+            if (run, index) < from {
+                let there = if files.results.exists() { "kept" } else { "missing (moved?)" };
+                eprintln!(
+                    "loadgen study: {what}: before the resume, {there}: {}",
+                    files.results.display()
+                );
+                kept.push(files.results);
+                continue;
+            }
+            let mut argv: Vec<std::ffi::OsString> =
+                ["loadgen", design.command, "--bin-dir"].map(Into::into).into();
+            argv.push(args.bin_dir.clone().into());
+            argv.extend(design.flags.iter().chain(&args.suite).map(Into::into));
+            match &args.resume {
+                Some(journal) if (run, index) == from => {
+                    files.results = match design.command {
+                        "ab" => bookstore_runner::ab::resumed_output(journal)?,
+                        _ => bookstore_runner::suite::resumed_output(journal)?,
+                    };
+                    argv.extend(["--resume".into(), journal.clone().into()]);
+                }
+                _ => argv.extend(["--output".into(), files.results.clone().into()]),
+            }
+            argv.extend(["--report".into(), files.page.clone().into()]);
             eprintln!("loadgen study: {what}: {}", files.results.display());
             let started = std::time::Instant::now();
             let code = match Cli::try_parse_from(argv)?.command {

@@ -7,7 +7,7 @@
 //! Adding a study is one entry of [`STUDIES`] and its plan: a function from the scale
 //! (`--tiny`, a seconds-long version the tests run) to the designs' flags.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A study: its name on the command line, what it asks, and its plan.
 #[derive(Debug)]
@@ -354,8 +354,9 @@ pub(crate) struct RunFiles {
 }
 
 /// The files of run `run` of `design` of study `name` started at `stamp`: a study of one
-/// design keeps the names its script had (`…-factorial-study.json`, `summary/factorial-study.html`),
-/// a design of several its name and run (`…-schedule-rotated-1.json`).
+/// design keeps the names its script had (`…-factorial-study.json.zst`,
+/// `summary/factorial-study.html`), a design of several its name and run
+/// (`…-schedule-rotated-1.json.zst`).
 pub(crate) fn files(stamp: &str, name: &str, design: &str, run: u32) -> RunFiles {
     if design.is_empty() {
         RunFiles {
@@ -370,6 +371,41 @@ pub(crate) fn files(stamp: &str, name: &str, design: &str, run: u32) -> RunFiles
             page: PathBuf::from(format!("summary/{name}-{design}-study.html")),
         }
     }
+}
+
+/// Where a resumed study goes on: the stamp it began with, and the run (from 1) and the
+/// design (an index of `designs`) of `journal`. A study of one design goes on with any
+/// journal (its run's flags then decide); one of several is told by the journal's name,
+/// which [`files`] made from the stamp, the design and the run.
+pub(crate) fn locate(
+    journal: &Path,
+    name: &str,
+    designs: &[Design],
+    runs: u32,
+) -> Result<(String, u32, usize), String> {
+    if let [one] = designs
+        && one.name.is_empty()
+    {
+        return Ok((bookstore_record::environment::file_stamp(), 1, 0));
+    }
+    let file = journal.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let stamp = file.split_once('Z').map(|(stamp, _)| format!("{stamp}Z")).unwrap_or_default();
+    let journal_name = |stamp: &str, run, design: &Design| {
+        let results = files(stamp, name, &design.name, run).results;
+        let journal = bookstore_record::journal::beside(&results);
+        journal.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+    };
+    for run in 1..=runs {
+        for (index, design) in designs.iter().enumerate() {
+            if journal_name(&stamp, run, design) == file {
+                return Ok((stamp, run, index));
+            }
+        }
+    }
+    Err(format!(
+        "not a journal of study {name} with --runs {runs} (theirs are named like {})",
+        journal_name("<UTC time>", 1, &designs[0])
+    ))
 }
 
 #[cfg(test)]
@@ -451,6 +487,31 @@ mod tests {
         assert_eq!(single.results, PathBuf::from("summary/results/T-capacity-study.json.zst"));
         assert_eq!(single.page, PathBuf::from("summary/capacity-study.html"));
         assert!(find("nonsense").unwrap_err().contains("factorial"));
+    }
+
+    #[test]
+    fn a_resumed_study_goes_on_at_the_run_and_design_its_journal_names() {
+        let designs = schedule(Scale::Full).designs;
+        let journal = Path::new("summary/results/2026-12-07T20-42-22Z-schedule-grouped-2.journal");
+        assert_eq!(
+            locate(journal, "schedule", &designs, 3),
+            Ok(("2026-12-07T20-42-22Z".to_owned(), 2, 1))
+        );
+        // Beyond the runs asked for, or of another study: refused, saying what it expects.
+        let why = locate(journal, "schedule", &designs, 1).unwrap_err();
+        assert!(
+            why.contains("--runs 1") && why.contains("<UTC time>-schedule-rotated-1.journal"),
+            "{why}"
+        );
+        let other = Path::new("summary/results/2026-12-07T20-42-22Z-factorial-study.journal");
+        assert!(locate(other, "schedule", &designs, 3).is_err());
+        // A study of one design goes on with its journal whatever its name (--output).
+        let one = factorial(Scale::Full).designs;
+        assert_eq!(
+            locate(Path::new("elsewhere/mine.journal"), "factorial", &one, 1)
+                .map(|(_, r, d)| (r, d)),
+            Ok((1, 0))
+        );
     }
 
     fn files_of_one() -> RunFiles {

@@ -111,39 +111,15 @@ fn a_capacity_question_killed_part_way_resumes_and_calls_the_slower_server_lower
     let journal = journal::beside(&output);
     // 0.5 ms against 0.65 ms a request: B's capacity about 0.77 of A's, less for the same
     // overhead on both (a debug build's).
-    let mut first =
-        capacity_command(500, 650, &["--budget", "60s", "--output"]).arg(&output).spawn().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_to_string(&journal).unwrap_or_default().matches("round_end").count() < 2 {
-        assert!(first.try_wait().unwrap().is_none(), "ended before its kill");
-        assert!(std::time::Instant::now() < deadline, "no block was journaled");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    first.kill().unwrap();
-    first.wait().unwrap();
-    let resumed = capacity_command(500, 650, &["--budget", "60s", "--precision", "10%"])
-        .arg("--resume")
-        .arg(&journal)
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&resumed.stdout),
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert_eq!(resumed.status.code(), Some(2), "--precision is measured: refused: {said}");
-    assert!(said.contains("precision (0.02 in the journal, 0.1 now)"), "{said}");
-    let resumed = capacity_command(500, 650, &["--budget", "60s"])
-        .arg("--resume")
-        .arg(&journal)
-        .output()
-        .unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&resumed.stdout),
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert_eq!(resumed.status.code(), Some(0), "{said}");
+    let first = capacity_command(500, 650, &["--budget", "60s", "--output"]).arg(&output).spawn();
+    kill_after(first.unwrap(), &journal, 2);
+    let resume = ["--resume", journal.to_str().unwrap()];
+    let extra = ["--budget", "60s", "--precision", "10%"];
+    let (status, refused) = said(capacity_command(500, 650, &extra).args(resume));
+    assert_eq!(status, Some(2), "--precision is measured: refused: {refused}");
+    assert!(refused.contains("precision (0.02 in the journal, 0.1 now)"), "{refused}");
+    let (status, said) = said(capacity_command(500, 650, &["--budget", "60s"]).args(resume));
+    assert_eq!(status, Some(0), "{said}");
     assert!(said.contains("resuming ab: 2 blocks taken from its journal"), "{said}");
     let results = CapacityResults::read(&output).unwrap();
     assert_eq!(results.run.resumed_at.len(), 1);
@@ -152,6 +128,65 @@ fn a_capacity_question_killed_part_way_resumes_and_calls_the_slower_server_lower
     assert_eq!(answer.verdict, "lower", "{said}");
     assert!(answer.low > 0.6 && answer.high < 0.9, "{answer:?}");
     assert!(said.contains("B's capacity at p99 ≤ 10 ms is "), "{said}");
+}
+
+/// Runs `command` to its end: its exit status and what it printed.
+fn said(command: &mut Command) -> (Option<i32>, String) {
+    let run = command.output().unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    (run.status.code(), said)
+}
+
+/// Waits until `journal` holds `blocks` whole blocks, then kills `child` (SIGKILL).
+fn kill_after(mut child: Child, journal: &std::path::Path, blocks: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_to_string(journal).unwrap_or_default().matches("round_end").count() < blocks
+    {
+        assert!(child.try_wait().unwrap().is_none(), "ended before its kill");
+        assert!(std::time::Instant::now() < deadline, "no block was journaled");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_rate_question_killed_part_way_resumes_with_every_block_once_and_calls_the_slower_lower() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("ab.json.zst");
+    let journal = bookstore_record::journal::beside(&output);
+    let question = |extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_loadgen"));
+        command.arg("ab").arg(responder_command(1_000)).arg(responder_command(2_000));
+        command.args(["--path", "/health", "-c", "4", "--budget", "60s"]).args(extra);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        command
+    };
+    let mut first = question(&["--precision", "10%", "--output", output.to_str().unwrap()]);
+    kill_after(first.spawn().unwrap(), &journal, 2);
+    let resume = ["--resume", journal.to_str().unwrap()];
+    let (status, refused) = said(question(&["--precision", "5%"]).args(resume));
+    assert_eq!(status, Some(2), "--precision is measured: refused: {refused}");
+    assert!(refused.contains("precision (0.1 in the journal, 0.05 now)"), "{refused}");
+    let (status, said) = said(question(&["--precision", "10%"]).args(resume));
+    assert_eq!(status, Some(0), "{said}");
+    assert!(said.contains("resuming ab: 2 blocks taken from its journal"), "{said}");
+    let results = AbResults::read(&output).unwrap();
+    assert_eq!(results.run.resumed_at.len(), 1);
+    // Every block whole and once: 0, 1, 2, … each with its rounds, none twice.
+    let per_block = results.settings.rounds_per_process as usize;
+    let blocks = results.rounds.last().unwrap().block as usize + 1;
+    assert!(blocks >= 3, "{said}");
+    for block in 0..blocks {
+        let rounds = results.rounds.iter().filter(|r| r.block as usize == block).count();
+        assert_eq!(rounds, per_block, "block {block}: {said}");
+    }
+    assert_eq!(results.rounds.len(), blocks * per_block);
+    assert_eq!(results.processes as usize, blocks, "a fresh pair each block");
+    let rate = results.rate.as_ref().expect("an answer");
+    assert_eq!(rate.verdict, "lower", "{said}");
+    assert!(rate.low < 0.55 && rate.high > 0.45, "{rate:?}");
 }
 
 #[test]

@@ -181,3 +181,22 @@ fn a_resume_with_other_measured_flags_is_refused_in_one_line_with_exit_status_2(
     // Nothing was measured or changed: the journal holds what it held.
     assert_eq!(counts(&journal).0, read(&journal).windows.len() + read(&journal).cut_round);
 }
+
+#[test]
+fn a_study_resumed_from_a_journal_not_of_it_is_refused_in_one_line_with_exit_status_2() {
+    // The schedule study runs two designs in turn: the journal's name must say which run.
+    let journal = "summary/results/2026-12-07T20-42-22Z-factorial-study.journal";
+    let refused = Command::new(env!("CARGO_BIN_EXE_loadgen"))
+        .args(["study", "schedule", "--tiny", "--resume", journal])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert_eq!(
+        said.trim(),
+        format!(
+            "loadgen: --resume {journal}: not a journal of study schedule with --runs 2 \
+             (theirs are named like <UTC time>-schedule-rotated-1.journal)"
+        )
+    );
+}

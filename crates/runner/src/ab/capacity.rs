@@ -20,7 +20,7 @@ use bookstore_record::capacity::{
     SCHEMA, SCHEMA_VERSION,
 };
 use bookstore_record::environment::capture;
-use bookstore_record::journal::{self, Journal, Read};
+use bookstore_record::journal::Journal;
 use bookstore_record::ladder::{Capacity, Step};
 use bookstore_record::warnings::WarningKind;
 use bookstore_record::{RunInfo, RunStatus};
@@ -32,8 +32,8 @@ use crate::ab::side::Side;
 use crate::harness::database::BenchDatabase;
 use crate::http::Target;
 use crate::http::capacity::{MAX_RATE_FACTOR, said};
-use crate::suite::resume::{environment_differs, settings_differ};
-use crate::suite::{ResumeRefused, WARMUP_MAX, WINDOW_MAX_FACTOR};
+use crate::suite::resume::{self, Opened};
+use crate::suite::{WARMUP_MAX, WINDOW_MAX_FACTOR};
 
 /// The first look, in blocks.
 const FIRST_LOOK: usize = 3;
@@ -58,7 +58,7 @@ pub struct CapacityOptions {
 }
 
 /// What kind of run a capacity question's journal is of.
-const JOURNAL_KIND: &str = "capacity";
+pub(crate) const JOURNAL_KIND: &str = "capacity";
 
 /// One block as the journal keeps it, with what the first block set for all.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -67,13 +67,6 @@ struct Journaled {
     closed_loop_rps: Vec<f64>,
     max_rate_rps: f64,
     block: CapacityBlock,
-}
-
-/// Where the question of the journal at `path` writes its results.
-pub fn resumed_output(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    let read: Read<serde::de::IgnoredAny, serde::de::IgnoredAny> =
-        journal::read(path, JOURNAL_KIND)?;
-    Ok(read.output)
 }
 
 /// Runs the question to its end; prints a line per block and per look on stderr; returns
@@ -211,10 +204,7 @@ impl Question<'_> {
             };
             if let Some(journal) = &mut self.journal {
                 let seconds = began.elapsed().as_secs_f64();
-                journal
-                    .window(&block.to_string(), seconds, &journaled)
-                    .and_then(|()| journal.round_end())
-                    .map_err(|e| anyhow::anyhow!("cannot write the journal: {e}"))?;
+                resume::append_whole(journal, &block.to_string(), seconds, &journaled)?;
             }
             results.blocks.push(journaled.block);
             if let Some(ended) = self.look(results) {
@@ -226,31 +216,18 @@ impl Question<'_> {
     /// Before the first block: a new journal, or, resuming, the old one's blocks taken as
     /// measured and the journal reopened to go on.
     fn open_journal(&mut self, results: &mut CapacityResults) -> anyhow::Result<()> {
-        let output = &self.options.harness.output;
-        let Some(path) = &self.options.resume else {
-            let path = journal::beside(output);
-            let journal = Journal::create(&path, JOURNAL_KIND, &results.run.id, output, &*results)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-            self.journal = Some(journal);
-            return Ok(());
-        };
-        let read: Read<CapacityResults, Journaled> = journal::read(path, JOURNAL_KIND)?;
-        let header = &read.header;
-        let why = environment_differs(&header.environment, &results.environment)
-            .or_else(|| settings_differ(&header.settings, &results.settings))
-            .or_else(|| {
-                let same = header.parties == results.parties && header.request == results.request;
-                (!same)
-                    .then(|| "its parties or request differ; give the command that began it".into())
-            });
-        if let Some(why) = why {
-            return Err(ResumeRefused(format!("--resume {}: {why}", path.display())).into());
-        }
-        let at = bookstore_record::environment::now_rfc3339();
-        results.run = header.run.clone();
-        results.run.resumed_at = read.resumed_at.clone();
-        results.run.resumed_at.push(at.clone());
-        for (_, seconds, journaled) in &read.windows {
+        let options = self.options;
+        let opened: Opened<CapacityResults, Journaled> = parties::open_journal(
+            JOURNAL_KIND,
+            (&options.harness, options.resume.as_deref()),
+            &*results,
+            |r| (&r.environment, &r.settings),
+            |a, b| a.parties == b.parties && a.request == b.request,
+        )?;
+        self.journal = Some(opened.journal);
+        let Some((read, run)) = opened.resumed else { return Ok(()) };
+        results.run = run;
+        for (_, seconds, journaled) in read.windows {
             results.closed_loop_rps = journaled.closed_loop_rps.clone();
             results.max_rate_rps = journaled.max_rate_rps;
             for (party, ladder) in journaled.block.ladders.iter().enumerate() {
@@ -261,20 +238,10 @@ impl Question<'_> {
             for (pair, units) in self.units.iter_mut().enumerate() {
                 units.push(vec![(last(&self.found, pair + 1) / last(&self.found, 0)).ln()]);
             }
-            results.blocks.push(journaled.block.clone());
+            results.blocks.push(journaled.block);
             results.processes += 1;
             self.spent_before += seconds;
         }
-        eprintln!(
-            "loadgen ab: resuming {}: {} blocks taken from its journal{}",
-            read.run,
-            read.windows.len(),
-            read.damage.as_ref().map_or(String::new(), |d| format!("; {d}"))
-        );
-        let mut journal = Journal::reopen(path, &read)
-            .map_err(|e| anyhow::anyhow!("cannot reopen {}: {e}", path.display()))?;
-        journal.resumed(&at).map_err(|e| anyhow::anyhow!("cannot write the journal: {e}"))?;
-        self.journal = Some(journal);
         Ok(())
     }
 

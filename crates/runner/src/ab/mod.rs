@@ -13,7 +13,16 @@ mod parties;
 mod run;
 mod side;
 
-pub use capacity::{CapacityOptions, resumed_output, run as capacity};
+pub use capacity::{CapacityOptions, run as capacity};
 pub use parties::Harness;
 pub use run::{AbOptions, run};
 pub use side::Side;
+
+/// Where the question of the journal at `path` (a rate or a capacity question's) writes
+/// its results.
+pub fn resumed_output(path: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    use bookstore_record::journal::{Read, read};
+    type Header = Read<serde::de::IgnoredAny, serde::de::IgnoredAny>;
+    let output = |kind| read(path, kind).map(|read: Header| read.output);
+    output(capacity::JOURNAL_KIND).or_else(|_| output(run::JOURNAL_KIND))
+}

@@ -16,6 +16,29 @@ use crate::ab::side::Side;
 use crate::harness::database::BenchDatabase;
 use crate::harness::server::ServerProcess;
 use crate::http::{Target, measure};
+use crate::suite::resume::{self, Header, Opened, environment_differs, settings_differ};
+
+/// A question's journal opened ([`resume::open`]) by `harness` for `results`, as `kind`:
+/// refused where its build, machine or settings (`parts`), or its parties and request
+/// (`same`), are not this question's.
+pub(crate) fn open_journal<H: Header, W: serde::de::DeserializeOwned, S: serde::Serialize>(
+    kind: &str,
+    (harness, resume): (&Harness, Option<&Path>),
+    results: &H,
+    parts: impl Fn(&H) -> (&bookstore_record::Environment, &S),
+    same: impl Fn(&H, &H) -> bool,
+) -> anyhow::Result<Opened<H, W>> {
+    let differs = |header: &H| {
+        let ((then_machine, then), (now_machine, now)) = (parts(header), parts(results));
+        environment_differs(then_machine, now_machine)
+            .or_else(|| settings_differ(then, now))
+            .or_else(|| {
+                (!same(header, results))
+                    .then(|| "its parties or request differ; give the command that began it".into())
+            })
+    };
+    resume::open(kind, &harness.output, results, resume, differs, ("loadgen ab", "blocks"))
+}
 
 /// How a question's parties are started and measured, and where its record goes.
 pub struct Harness {

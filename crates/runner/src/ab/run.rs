@@ -1,7 +1,8 @@
 //! The question, run: rounds of mirrored windows (ABBA, then BAAB), a fresh pair of
 //! processes every `rounds_per_process` rounds where the run starts the sides, looked at
 //! after the plan's block counts until the interval of B ÷ A is as narrow as asked, the
-//! budget is spent or the looks run out.
+//! budget is spent or the looks run out. Every block goes to a journal as it ends, so a
+//! question killed part way goes on with `--resume` and measures only the blocks it lacks.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -12,6 +13,7 @@ use bookstore_record::ab::{
     AbAnswer, AbResults, AbRound, AbSettings, CONFIDENCE, SCHEMA, SCHEMA_VERSION,
 };
 use bookstore_record::environment::capture;
+use bookstore_record::journal::Journal;
 use bookstore_record::results::Cell;
 use bookstore_record::{RunInfo, RunStatus};
 use bookstore_stats::question::{Answer, End, QuestionPlan, Samples, order_effect};
@@ -20,6 +22,7 @@ use crate::ab::parties::{self, Harness, Running, request_name};
 use crate::ab::side::Side;
 use crate::harness::database::BenchDatabase;
 use crate::http::Target;
+use crate::suite::resume::{self, Opened};
 use crate::suite::{WARMUP_MAX, WINDOW_MAX_FACTOR};
 
 /// The first look, in blocks (or rounds with one process per side): two leave one degree of
@@ -42,6 +45,19 @@ pub struct AbOptions {
     pub settings: AbSettings,
     /// How the sides are started and measured, and where the record goes.
     pub harness: Harness,
+    /// `--resume`: the journal of the question this one goes on with.
+    pub resume: Option<std::path::PathBuf>,
+}
+
+/// What kind of run a rate question's journal is of.
+pub(crate) const JOURNAL_KIND: &str = "rate question";
+
+/// One block as the journal keeps it: its rounds, and the processes started so far.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Journaled {
+    processes: u32,
+    rounds: Vec<AbRound>,
 }
 
 /// Runs the question to its end; prints a line per look on stderr; returns the results
@@ -100,11 +116,14 @@ pub fn run(options: &AbOptions) -> anyhow::Result<AbResults> {
         window_plan: window_plan(options),
         percentile: settings.rate.map(|_| settings.percentile / 100.0),
         started,
+        spent_before: 0.0,
         logs: &logs,
         rate_units: Vec::new(),
         latency_units: Vec::new(),
         orders: Vec::new(),
+        journal: None,
     };
+    question.open_journal(&mut results)?;
     match question.ask(&mut results, database.as_mut()) {
         Ok(ended_by) => {
             results.ended_by = ended_by.into();
@@ -129,11 +148,15 @@ struct Question<'a> {
     window_plan: LoadPlan,
     percentile: Option<f64>,
     started: Instant,
+    /// What the blocks before a resume took, seconds.
+    spent_before: f64,
     logs: &'a std::path::Path,
     rate_units: Vec<Vec<f64>>,
     latency_units: Vec<Vec<f64>>,
     /// Each round's rate log ratio with A measured first, and with B first.
     orders: Vec<(f64, f64)>,
+    /// Where each block goes as it ends.
+    journal: Option<Journal>,
 }
 
 impl Question<'_> {
@@ -170,13 +193,15 @@ impl Question<'_> {
                 running = Some(sides);
             }
             let sides = running.as_ref().expect("started above");
-            let (mut rate_block, mut latency_block) = (Vec::new(), Vec::new());
+            let began = Instant::now();
+            let mut rounds = Vec::with_capacity(self.per_block);
             for _ in 0..self.per_block {
-                let index = results.rounds.len();
+                let index = results.rounds.len() + rounds.len();
                 let (order, _) = mirrored(index);
                 let mut cells: Vec<(usize, Cell)> = Vec::with_capacity(4);
                 for side in order {
                     if options.harness.stop.load(Ordering::Relaxed) {
+                        // The block cut short is not kept: a resume measures it again whole.
                         return Ok("interrupted");
                     }
                     cells.push((
@@ -184,25 +209,61 @@ impl Question<'_> {
                         window(options, &self.window_plan, &sides[side], database.as_deref_mut())?,
                     ));
                 }
-                let round = round_of(block, index, &cells, self.percentile)?;
-                let (a_first, b_first) = log_ratios(&round.a_rps, &round.b_rps, &round.order);
-                self.orders.push((a_first, b_first));
-                rate_block.push((a_first + b_first) / 2.0);
-                if let (Some(a), Some(b)) = (round.a_latency_us, round.b_latency_us) {
-                    let (a, b) = (a.map(|v| v.max(1) as f64), b.map(|v| v.max(1) as f64));
-                    let (a_first, b_first) = log_ratios(&a, &b, &round.order);
-                    latency_block.push((a_first + b_first) / 2.0);
-                }
-                results.rounds.push(round);
+                rounds.push(round_of(block, index, &cells, self.percentile)?);
             }
-            self.rate_units.push(rate_block);
-            self.latency_units.push(latency_block);
-            results.order_effect = order_effect(&self.orders).map(|(effect, se)| [effect, se]);
+            let journaled = Journaled { processes: results.processes, rounds };
+            if let Some(journal) = &mut self.journal {
+                let seconds = began.elapsed().as_secs_f64();
+                resume::append_whole(journal, &block.to_string(), seconds, &journaled)?;
+            }
+            self.take(results, journaled.rounds);
             if let Some(ended) = self.look(results) {
                 return Ok(ended);
             }
             results.write(&options.harness.output)?;
         }
+    }
+
+    /// A whole block's rounds, measured or given back by the journal: their log ratios
+    /// added to the samples.
+    fn take(&mut self, results: &mut AbResults, rounds: Vec<AbRound>) {
+        let (mut rate_block, mut latency_block) = (Vec::new(), Vec::new());
+        for round in rounds {
+            let (a_first, b_first) = log_ratios(&round.a_rps, &round.b_rps, &round.order);
+            self.orders.push((a_first, b_first));
+            rate_block.push((a_first + b_first) / 2.0);
+            if let (Some(a), Some(b)) = (round.a_latency_us, round.b_latency_us) {
+                let (a, b) = (a.map(|v| v.max(1) as f64), b.map(|v| v.max(1) as f64));
+                let (a_first, b_first) = log_ratios(&a, &b, &round.order);
+                latency_block.push((a_first + b_first) / 2.0);
+            }
+            results.rounds.push(round);
+        }
+        self.rate_units.push(rate_block);
+        self.latency_units.push(latency_block);
+        results.order_effect = order_effect(&self.orders).map(|(effect, se)| [effect, se]);
+    }
+
+    /// Before the first block: a new journal, or, resuming, the old one's blocks taken as
+    /// measured and the journal reopened to go on.
+    fn open_journal(&mut self, results: &mut AbResults) -> anyhow::Result<()> {
+        let options = self.options;
+        let opened: Opened<AbResults, Journaled> = parties::open_journal(
+            JOURNAL_KIND,
+            (&options.harness, options.resume.as_deref()),
+            &*results,
+            |r| (&r.environment, &r.settings),
+            |a, b| a.parties == b.parties && a.request == b.request,
+        )?;
+        self.journal = Some(opened.journal);
+        let Some((read, run)) = opened.resumed else { return Ok(()) };
+        results.run = run;
+        for (_, seconds, journaled) in read.windows {
+            results.processes = journaled.processes;
+            self.take(results, journaled.rounds);
+            self.spent_before += seconds;
+        }
+        Ok(())
     }
 
     /// At a look: the answers so far, said; and the end, if this is one.
@@ -222,7 +283,7 @@ impl Question<'_> {
         let narrow =
             |answer: &Option<Answer>| answer.as_ref().is_some_and(|a| a.high / a.low <= tail_width);
         let precise = precise(&rate) && (self.percentile.is_none() || narrow(&latency));
-        let spent = self.started.elapsed().as_secs_f64();
+        let spent = self.spent_before + self.started.elapsed().as_secs_f64();
         let budget = self.options.settings.budget.as_secs_f64();
         self.plan.end(units, precise, spent, budget).map(End::name)
     }

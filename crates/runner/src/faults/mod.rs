@@ -10,6 +10,9 @@
 //! is over, the load runs another steady stretch and stops. Then the stack's database work
 //! drains (no transaction of its pool open in `pg_stat_activity`) and the audit reads the
 //! checkouts: a request that timed out may still commit, and must not be judged before.
+//!
+//! Each stack's record goes to a journal beside the results as the stack ends, so a run
+//! killed part way goes on with `--resume`, measuring the stacks the journal lacks.
 
 pub mod audit;
 pub mod record;
@@ -28,12 +31,15 @@ use bookstore_registry::stacks::StackInfo;
 
 use crate::harness::database::BenchDatabase;
 use crate::harness::server::ServerProcess;
+use crate::suite::resume::{self, Opened, environment_differs, settings_differ};
 use bookstore_client::engine::{self, Arrivals, LoadPlan};
 use bookstore_client::scenario::{Mix, Scenario};
+use bookstore_record::environment::now_rfc3339;
 use bookstore_record::faults::{
     ErrorWindow, FaultLoad, FaultRecord, FaultSettings, FaultsResults, SCHEMA, SCHEMA_VERSION,
     SoakRecord, StackFaults,
 };
+use bookstore_record::journal::{self, Journal, Read};
 use record::{Recorded, Recorder};
 
 /// A fault injected into a stack's load.
@@ -114,6 +120,21 @@ pub struct FaultsOptions {
     /// For tests: the address the load goes to instead of the server's (a proxy in front
     /// of it, given the server's address).
     pub front: Option<Arc<dyn Fn(SocketAddr) -> SocketAddr + Send + Sync>>,
+    /// `--resume`: the journal of the run this one goes on with.
+    pub resume: Option<PathBuf>,
+}
+
+/// What kind of run a faults run's journal is of.
+const JOURNAL_KIND: &str = "faults";
+
+/// A faults run's journal, read: its header and each whole stack's record.
+type Journaled = Read<FaultsResults, StackFaults>;
+
+/// Where the run of the faults journal at `path` writes its results.
+pub fn resumed_output(path: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let read: Read<serde::de::IgnoredAny, serde::de::IgnoredAny> =
+        journal::read(path, JOURNAL_KIND)?;
+    Ok(read.output)
 }
 
 /// Runs every stack's faults (and soak), saving the results after each stack; `stop` ends
@@ -125,10 +146,17 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
     let logs = bookstore_record::document::beside(&options.output, "logs");
     std::fs::create_dir_all(&logs)?;
     let started = Instant::now();
-    let mut results: Option<FaultsResults> = None;
+    let resumed: Option<Journaled> =
+        options.resume.as_deref().map(|path| journal::read(path, JOURNAL_KIND)).transpose()?;
+    let mut results: Option<(FaultsResults, Journal)> = None;
     for stack in &options.stacks {
         if stop.load(Ordering::Relaxed) {
             break;
+        }
+        let name = stack.identity.service;
+        if resumed.as_ref().is_some_and(|read| read.windows.iter().any(|(key, ..)| key == name)) {
+            eprintln!("{name}: taken from the journal");
+            continue;
         }
         // A cluster per stack: a fault stops it, and no stack meets another's restart.
         let max_connections = options.tuning.pool_max + 20;
@@ -138,9 +166,13 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
             false,
             max_connections,
         )?;
-        let document = results.get_or_insert_with(|| new_results(options, &mut database));
-        let name = stack.identity.service;
+        if results.is_none() {
+            let document = new_results(options, &mut database);
+            results = Some(open_journal(options, document)?);
+        }
+        let (document, journal) = results.as_mut().expect("set above");
         eprintln!("{name}: starting");
+        let began = Instant::now();
         let mut entry = StackFaults {
             stack: name.to_owned(),
             status: StackStatus::Measured,
@@ -154,15 +186,60 @@ pub fn run(options: &FaultsOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Fau
             entry.failure = Some(format!("{error:#}"));
         }
         print_stack(&entry);
+        // A stack cut short by a stop is not journaled: a resume measures it again whole.
+        if !stop.load(Ordering::Relaxed) {
+            resume::append_whole(journal, name, began.elapsed().as_secs_f64(), &entry)?;
+        }
         document.stacks.push(entry);
         document.write(&options.output)?;
     }
-    let mut document = results.ok_or_else(|| anyhow::anyhow!("no stack to run"))?;
-    document.run.finished_at = Some(bookstore_record::environment::now_rfc3339());
+    let mut document = match (results, resumed) {
+        (Some((document, _)), _) => document,
+        // Every stack was in the journal: the results are what it holds.
+        (None, Some(read)) => {
+            let before = read.resumed_at.clone();
+            let mut document = resumed_document(read);
+            resume::resumed_at(&mut document.run, &before, &now_rfc3339());
+            document
+        }
+        (None, None) => anyhow::bail!("no stack to run"),
+    };
+    document.run.finished_at = Some(now_rfc3339());
     document.run.status = bookstore_record::RunStatus::ended(stop.load(Ordering::Relaxed));
     document.run.wall_seconds = Some(started.elapsed().as_secs_f64());
     document.write(&options.output)?;
     Ok(document)
+}
+
+/// The run's journal, new; or, resuming, refused if it is of another build, machine or
+/// setting, else reopened to go on, `document` becoming the journal's run and stacks.
+fn open_journal(
+    options: &FaultsOptions,
+    document: FaultsResults,
+) -> anyhow::Result<(FaultsResults, Journal)> {
+    let differs = |header: &FaultsResults| {
+        environment_differs(&header.environment, &document.environment)
+            .or_else(|| settings_differ(&header.settings, &document.settings))
+    };
+    let opened: Opened<FaultsResults, StackFaults> = resume::open(
+        JOURNAL_KIND,
+        &options.output,
+        &document,
+        options.resume.as_deref(),
+        differs,
+        ("loadgen faults", "stacks"),
+    )?;
+    let document = match opened.resumed {
+        Some((read, run)) => FaultsResults { run, ..resumed_document(read) },
+        None => document,
+    };
+    Ok((document, opened.journal))
+}
+
+/// The results as the journal `read` holds them: its header and its stacks.
+fn resumed_document(read: Journaled) -> FaultsResults {
+    let stacks = read.windows.into_iter().map(|(_, _, stack)| stack).collect();
+    FaultsResults { stacks, ..read.header }
 }
 
 fn new_results(options: &FaultsOptions, database: &mut BenchDatabase) -> FaultsResults {

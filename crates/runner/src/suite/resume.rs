@@ -101,6 +101,90 @@ pub(crate) fn settings_differ<T: serde::Serialize>(then: &T, now: &T) -> Option<
     })
 }
 
+/// A journal opened by [`open`]: new, or resumed.
+pub(crate) struct Opened<H, W> {
+    pub(crate) journal: Journal,
+    /// Resuming: what the journal held, and its run with this resume's time added.
+    pub(crate) resumed: Option<(Read<H, W>, bookstore_record::RunInfo)>,
+}
+
+/// A results document a journal's header is: what the run was told, and its run.
+pub(crate) trait Header: serde::Serialize + serde::de::DeserializeOwned {
+    fn run(&self) -> &bookstore_record::RunInfo;
+}
+
+macro_rules! header {
+    ($($document:ty),*) => {$(
+        impl Header for $document {
+            fn run(&self) -> &bookstore_record::RunInfo {
+                &self.run
+            }
+        }
+    )*};
+}
+header!(
+    bookstore_record::ab::AbResults,
+    bookstore_record::capacity::CapacityResults,
+    bookstore_record::faults::FaultsResults
+);
+
+/// The journal of a question or a faults run writing `output`, `header` what it was told:
+/// new; or, `resume`, that journal read, refused (exit status 2) where `differs` finds its
+/// header of another run, said by `who` with the `units` it gives back, and reopened to
+/// go on.
+pub(crate) fn open<H: Header, W: serde::de::DeserializeOwned>(
+    kind: &str,
+    output: &Path,
+    header: &H,
+    resume: Option<&Path>,
+    differs: impl FnOnce(&H) -> Option<String>,
+    (who, units): (&str, &str),
+) -> anyhow::Result<Opened<H, W>> {
+    let Some(path) = resume else {
+        let path = journal::beside(output);
+        let journal = Journal::create(&path, kind, &header.run().id, output, header)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        return Ok(Opened { journal, resumed: None });
+    };
+    let read: Read<H, W> = journal::read(path, kind)?;
+    if let Some(why) = differs(&read.header) {
+        return Err(ResumeRefused(format!("--resume {}: {why}", path.display())).into());
+    }
+    let at = now_rfc3339();
+    let mut resumed = read.header.run().clone();
+    resumed_at(&mut resumed, &read.resumed_at, &at);
+    eprintln!(
+        "{who}: resuming {}: {} {units} taken from its journal{}",
+        read.run,
+        read.windows.len(),
+        read.damage.as_ref().map_or(String::new(), |d| format!("; {d}"))
+    );
+    let mut journal = Journal::reopen(path, &read)
+        .map_err(|e| anyhow::anyhow!("cannot reopen {}: {e}", path.display()))?;
+    journal.resumed(&at).map_err(|e| anyhow::anyhow!("cannot write the journal: {e}"))?;
+    Ok(Opened { journal, resumed: Some((read, resumed)) })
+}
+
+/// `run` resumed `at`, after the resumes `before` it.
+pub(crate) fn resumed_at(run: &mut bookstore_record::RunInfo, before: &[String], at: &str) {
+    run.resumed_at = before.to_vec();
+    run.resumed_at.push(at.to_owned());
+}
+
+/// One whole unit (a block, a stack) appended to `journal` and closed, so that a resume
+/// gives it back.
+pub(crate) fn append_whole<W: serde::Serialize>(
+    journal: &mut Journal,
+    key: &str,
+    seconds: f64,
+    unit: &W,
+) -> anyhow::Result<()> {
+    journal
+        .window(key, seconds, unit)
+        .and_then(|()| journal.round_end())
+        .map_err(|e| anyhow::anyhow!("cannot write the journal: {e}"))
+}
+
 impl Suite<'_> {
     /// Before anything starts: refuses a journal of another run.
     pub(crate) fn check_resume(&self) -> anyhow::Result<()> {
@@ -137,8 +221,7 @@ impl Suite<'_> {
         }
         let at = now_rfc3339();
         let mut run = read.header.run.clone();
-        run.resumed_at = read.resumed_at.clone();
-        run.resumed_at.push(at.clone());
+        resumed_at(&mut run, &read.resumed_at, &at);
         self.ledger.results.run = run;
         let mut said = format!(
             "resuming {}: {} windows measured before are taken from its journal",

@@ -76,6 +76,7 @@ fn options(output: PathBuf, faults: Vec<Fault>) -> FaultsOptions {
         output,
         command_line: vec!["test".into()],
         front: None,
+        resume: None,
     }
 }
 
@@ -208,4 +209,50 @@ fn a_stack_that_loses_one_acknowledged_write_fails_the_audit() {
     let table = bookstore_report::reliability::markdown(std::slice::from_ref(&results));
     assert!(table.contains("| 0 of 1 |") && table.contains("audit failed"), "{table}");
     assert!(table.lines().last().unwrap().ends_with("| 1 | not run |"), "one lost: {table}");
+}
+
+#[test]
+fn a_run_cut_after_its_first_stack_resumes_with_that_stack_from_the_journal_and_the_rest_measured()
+{
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("faults.json.zst");
+    let mut options = options(output.clone(), vec![Fault::TerminateBackends]);
+    options.stacks = vec![
+        bookstore_registry::stacks::AXUM_SERDE_SQLX,
+        bookstore_registry::stacks::HYPER_SONIC_SQLX,
+    ];
+    options.load.connections = 16;
+    let never = || Arc::new(AtomicBool::new(false));
+    let whole = bookstore_runner::faults::run(&options, never()).unwrap();
+    // The journal as a kill during the second stack leaves it: up to the first stack's end.
+    let journal = bookstore_record::journal::beside(&output);
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let first_end = text.find("round_end").unwrap();
+    let cut = first_end + text[first_end..].find('\n').unwrap() + 1;
+    std::fs::write(&journal, &text[..cut]).unwrap();
+
+    let mut other = options.clone();
+    other.resume = Some(journal.clone());
+    other.load.connections = 32;
+    let refused = bookstore_runner::faults::run(&other, never()).unwrap_err();
+    let refused = refused.downcast_ref::<bookstore_runner::suite::ResumeRefused>().unwrap();
+    assert!(refused.0.contains("connections (16 in the journal, 32 now)"), "{refused}");
+
+    options.resume = Some(journal);
+    let resumed = bookstore_runner::faults::run(&options, never()).unwrap();
+    assert_eq!(resumed.run.id, whole.run.id);
+    assert_eq!(resumed.run.resumed_at.len(), 1);
+    // The first stack given back as measured (floats aside, as above).
+    let outline = |s: &bookstore_record::faults::StackFaults| {
+        let f = &s.faults[0];
+        (s.stack.clone(), f.fault.clone(), f.requests, f.successes, f.audit.acknowledged_checkouts)
+    };
+    assert_eq!(outline(&resumed.stacks[0]), outline(&whole.stacks[0]));
+    let names: Vec<&str> = resumed.stacks.iter().map(|s| s.stack.as_str()).collect();
+    assert_eq!(names, ["axum-serde-sqlx", "hyper-sonic-sqlx"], "each stack once, in order");
+    assert_eq!(resumed.stacks[1].faults.len(), 1);
+    assert!(resumed.stacks[1].faults[0].survived);
+    let saved = FaultsResults::read(&output).unwrap();
+    assert_eq!(saved.run.resumed_at, resumed.run.resumed_at);
 }
