@@ -14,6 +14,16 @@ fn bin_dir() -> PathBuf {
     exe.parent().and_then(|deps| deps.parent()).unwrap().to_owned()
 }
 
+/// These tests run one at a time: each puts two servers and the client under load, and on
+/// two cores a second such test beside it widens every interval (a capacity question at
+/// 0.5 against 0.65 ms came out not distinguishable, B ÷ A 0.818 [0.669–1.00], beside the
+/// rate question).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A responder on one thread spending `work_us` on each request: about 1 ÷ `work_us`
 /// requests per second, whatever the concurrency; stopped when dropped.
 struct Server {
@@ -63,6 +73,7 @@ fn ab(args: &[&str]) -> (Option<i32>, String, AbResults) {
 
 #[test]
 fn a_server_twice_as_slow_is_called_slower_with_an_interval_that_holds_the_built_ratio() {
+    let _serial = serial();
     let (fast, slow) = (Server::start(1_000), Server::start(2_000));
     let (status, said, results) = ab(&[&fast.url, &slow.url, "--fail-on-regression", "20"]);
     let rate = results.rate.as_ref().expect("an answer");
@@ -79,6 +90,7 @@ fn a_server_twice_as_slow_is_called_slower_with_an_interval_that_holds_the_built
 
 #[test]
 fn a_server_asked_against_itself_is_not_distinguishable() {
+    let _serial = serial();
     let server = Server::start(1_000);
     let (status, said, results) = ab(&[&server.url, "--twin"]);
     let rate = results.rate.as_ref().expect("an answer");
@@ -104,21 +116,22 @@ fn capacity_command(a: u64, b: u64, extra: &[&str]) -> Command {
 
 #[test]
 fn a_capacity_question_killed_part_way_resumes_and_calls_the_slower_server_lower() {
+    let _serial = serial();
     use bookstore_record::capacity::CapacityResults;
     use bookstore_record::journal;
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("ab.json");
     let journal = journal::beside(&output);
-    // 0.5 ms against 0.65 ms a request: B's capacity about 0.77 of A's, less for the same
-    // overhead on both (a debug build's).
-    let first = capacity_command(500, 650, &["--budget", "60s", "--output"]).arg(&output).spawn();
+    // 0.5 ms against 0.75 ms a request: B's capacity about 0.67 of A's, nearer 1 for the
+    // same overhead on both (a debug build's: 0.5 against 0.65 ms came out 0.82).
+    let first = capacity_command(500, 750, &["--budget", "60s", "--output"]).arg(&output).spawn();
     kill_after(first.unwrap(), &journal, 2);
     let resume = ["--resume", journal.to_str().unwrap()];
     let extra = ["--budget", "60s", "--precision", "10%"];
-    let (status, refused) = said(capacity_command(500, 650, &extra).args(resume));
+    let (status, refused) = said(capacity_command(500, 750, &extra).args(resume));
     assert_eq!(status, Some(2), "--precision is measured: refused: {refused}");
     assert!(refused.contains("precision (0.02 in the journal, 0.1 now)"), "{refused}");
-    let (status, said) = said(capacity_command(500, 650, &["--budget", "60s"]).args(resume));
+    let (status, said) = said(capacity_command(500, 750, &["--budget", "60s"]).args(resume));
     assert_eq!(status, Some(0), "{said}");
     assert!(said.contains("resuming ab: 2 blocks taken from its journal"), "{said}");
     let results = CapacityResults::read(&output).unwrap();
@@ -126,7 +139,7 @@ fn a_capacity_question_killed_part_way_resumes_and_calls_the_slower_server_lower
     assert!(results.blocks.len() >= 3, "{said}");
     let answer = &results.answers[0].answer;
     assert_eq!(answer.verdict, "lower", "{said}");
-    assert!(answer.low > 0.6 && answer.high < 0.9, "{answer:?}");
+    assert!(answer.low > 0.5 && answer.high < 0.9, "{answer:?}");
     assert!(said.contains("B's capacity at p99 ≤ 10 ms is "), "{said}");
 }
 
@@ -153,6 +166,7 @@ fn kill_after(mut child: Child, journal: &std::path::Path, blocks: usize) {
 
 #[test]
 fn a_rate_question_killed_part_way_resumes_with_every_block_once_and_calls_the_slower_lower() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("ab.json.zst");
     let journal = bookstore_record::journal::beside(&output);
@@ -186,11 +200,13 @@ fn a_rate_question_killed_part_way_resumes_with_every_block_once_and_calls_the_s
     assert_eq!(results.processes as usize, blocks, "a fresh pair each block");
     let rate = results.rate.as_ref().expect("an answer");
     assert_eq!(rate.verdict, "lower", "{said}");
-    assert!(rate.low < 0.55 && rate.high > 0.45, "{rate:?}");
+    // About 0.5: each answer costs its work and the same small overhead on both.
+    assert!(rate.low < 0.6 && rate.high > 0.45 && rate.high < 0.7, "{rate:?}");
 }
 
 #[test]
 fn a_capacity_needs_sides_the_run_starts_and_says_when_its_ladder_met_the_top() {
+    let _serial = serial();
     let server = Server::start(1_000);
     let url = Command::new(env!("CARGO_BIN_EXE_loadgen"))
         .args(["ab", &server.url, "--twin", "--path", "/health", "--slo", "p99=10ms"])
